@@ -1,0 +1,237 @@
+//! The command-line grammar (clap) and the mapping of search flags to request options.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+
+use reliora::{Error, ErrorCode, Result, SearchRequest};
+
+/// Reliora: search the experience memory of coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "reliora", version, about)]
+pub struct Cli {
+    /// The index directory.
+    #[arg(long, global = true, env = "RELIORA_INDEX", default_value = ".reliora")]
+    pub index: PathBuf,
+    /// Output format; JSON when stdout is not a terminal.
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<Format>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON document per response.
+    Json,
+    /// A readable table.
+    Text,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build a new index from JSON arrays, JSON Lines, or directories of .json files.
+    Build(BuildArgs),
+    /// Search the index.
+    Search(SearchArgs),
+    /// Print one stored record, by id or locator.
+    Show {
+        /// The record's id or locator (`file:line`).
+        id: String,
+    },
+    /// Write every live record as JSON Lines.
+    Export {
+        /// Write to this file instead of stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
+    /// Records, segments, terms, sizes and settings.
+    Stats,
+    /// Verify every file; exit 0 when sound, 3 when damaged.
+    Check,
+}
+
+/// `reliora build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Input files or directories (repeatable).
+    #[arg(long, required = true, num_args = 1..)]
+    pub input: Vec<PathBuf>,
+    /// Rename an input key (repeatable), e.g. `--field-map _id=id`.
+    #[arg(long = "field-map", value_name = "SRC=DST")]
+    pub field_map: Vec<String>,
+    /// Skip and report invalid records instead of failing.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Stem tokens with Snowball English (recorded in the index).
+    #[arg(long)]
+    pub stem: bool,
+}
+
+/// `reliora search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query: any text.
+    pub query: Option<String>,
+    /// Read queries from a file: JSON Lines `{"id", "query", …options}` or plain lines.
+    #[arg(long)]
+    pub queries: Option<PathBuf>,
+    /// Number of results (1–200, default 10).
+    #[arg(long, allow_hyphen_values = true)]
+    pub limit: Option<String>,
+    /// Minimum normalizedScore: a fraction in [0, 1] or a percentage in (1, 100].
+    #[arg(long = "min-score", allow_hyphen_values = true)]
+    pub min_score: Option<String>,
+    /// Keep records whose project context, applicability or tags match this text.
+    #[arg(long = "project-context")]
+    pub project_context: Option<String>,
+    /// Keep records with this tag (repeatable: all required).
+    #[arg(long)]
+    pub tag: Vec<String>,
+    /// Keep records of this memory type.
+    #[arg(long = "type")]
+    pub memory_type: Option<String>,
+    /// Ranking profile.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Reference time (RFC 3339) instead of the clock.
+    #[arg(long)]
+    pub now: Option<String>,
+    /// Explain why this record is or is not a result.
+    #[arg(long)]
+    pub explain: Option<String>,
+    /// Include each result's whole record.
+    #[arg(long)]
+    pub full: bool,
+    /// auto (default), index, or scan.
+    #[arg(long)]
+    pub backend: Option<String>,
+}
+
+/// Search flags: (clap id, option name, takes a value).
+const SEARCH_OPTIONS: [(&str, &str, bool); 10] = [
+    ("limit", "limit", true),
+    ("min_score", "min-score", true),
+    ("project_context", "project-context", true),
+    ("tag", "tag", true),
+    ("memory_type", "type", true),
+    ("profile", "profile", true),
+    ("now", "now", true),
+    ("explain", "explain", true),
+    ("full", "full", false),
+    ("backend", "backend", true),
+];
+
+/// The search options given, in command-line order.
+pub fn ordered_search_options(matches: &ArgMatches) -> Vec<(&'static str, Option<String>)> {
+    let mut found: Vec<(usize, &'static str, Option<String>)> = Vec::new();
+    for (id, name, takes_value) in SEARCH_OPTIONS {
+        if takes_value {
+            if let (Some(indices), Some(values)) =
+                (matches.indices_of(id), matches.get_many::<String>(id))
+            {
+                for (i, v) in indices.zip(values) {
+                    found.push((i, name, Some(v.clone())));
+                }
+            }
+        } else if matches.get_flag(id) {
+            found.push((matches.index_of(id).unwrap_or(0), name, None));
+        }
+    }
+    found.sort_by_key(|(i, _, _)| *i);
+    found.into_iter().map(|(_, n, v)| (n, v)).collect()
+}
+
+/// The format asked for on a command line clap could not parse.
+pub fn format_from_raw(argv: &[OsString]) -> Option<Format> {
+    let args: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        let value = a.strip_prefix("--format=").or_else(|| {
+            (a == "--format")
+                .then(|| args.get(i + 1).map(String::as_str))
+                .flatten()
+        })?;
+        Format::from_str(value, true).ok()
+    })
+}
+
+/// One `--queries` line as a request: the query id and the request (or what is wrong with it).
+pub fn batch_request(
+    line: &str,
+    number: usize,
+    defaults: &SearchRequest,
+    locator: &str,
+) -> (String, Result<SearchRequest>) {
+    let mut request = defaults.clone();
+    if !line.trim_start().starts_with('{') {
+        request.query = line.to_string();
+        return (number.to_string(), Ok(request));
+    }
+    let object = match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(serde_json::Value::Object(object)) => object,
+        Ok(_) | Err(_) => {
+            return (
+                number.to_string(),
+                Err(Error::query(
+                    ErrorCode::InvalidOption,
+                    format!("{locator}: a query line starting with '{{' must be a JSON object"),
+                )),
+            )
+        }
+    };
+    let query_id = match object.get("id") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        _ => number.to_string(),
+    };
+    let outcome = (|| {
+        let mut query = None;
+        for (key, value) in &object {
+            let name = match key.as_str() {
+                "id" => continue,
+                "query" => {
+                    query = Some(value.as_str().map(str::to_string).ok_or_else(|| {
+                        Error::query(
+                            ErrorCode::InvalidOption,
+                            format!("{locator}: \"query\" must be a string"),
+                        )
+                    })?);
+                    continue;
+                }
+                "minScore" => "min-score",
+                "projectContext" => "project-context",
+                "tags" => "tag",
+                other => other,
+            };
+            let values: Vec<&serde_json::Value> = match value {
+                serde_json::Value::Array(items) => items.iter().collect(),
+                single => vec![single],
+            };
+            for v in values {
+                let text = match v {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Bool(true) if name == "full" => None,
+                    serde_json::Value::Null => continue,
+                    other => Some(other.to_string()),
+                };
+                request
+                    .set_option(name, text.as_deref())
+                    .map_err(|e| Error::query(e.code(), format!("{locator}: {e}")))?;
+            }
+        }
+        request.query = query.ok_or_else(|| {
+            Error::query(
+                ErrorCode::InvalidOption,
+                format!("{locator}: the line has no \"query\""),
+            )
+        })?;
+        Ok(request)
+    })();
+    (query_id, outcome)
+}

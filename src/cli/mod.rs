@@ -1,0 +1,208 @@
+//! Argument parsing and presentation over the library API. No search logic lives here.
+
+mod args;
+mod output;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::Path;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use reliora::index::check::check;
+use reliora::record::input::FieldMap;
+use reliora::{BuildOptions, Error, ErrorCode, Index, Result, SearchRequest};
+
+use args::{Cli, Command, Format, SearchArgs};
+use output::Printer;
+
+/// Runs the command line and returns the exit status.
+pub fn run(argv: Vec<OsString>) -> i32 {
+    let matches = match Cli::command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return clap_failure(e, &argv),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return clap_failure(e, &argv),
+    };
+    let printer = Printer::new(cli.format);
+    let outcome = match &cli.command {
+        Command::Build(build) => run_build(&cli.index, build, &printer),
+        Command::Search(search) => {
+            let sub = matches
+                .subcommand_matches("search")
+                .expect("search subcommand matched");
+            run_search(&cli.index, search, sub, &printer)
+        }
+        Command::Show { id } => {
+            Index::open(&cli.index)
+                .and_then(|index| index.get(id))
+                .map(|stored| {
+                    printer.json_or_text(&stored.record.to_json(), |out| {
+                        writeln!(
+                            out,
+                            "{}",
+                            serde_json::to_string_pretty(&stored.record.to_json())?
+                        )?;
+                        writeln!(out, "locator: {}", stored.locator)
+                    });
+                    0
+                })
+        }
+        Command::Export { output } => run_export(&cli.index, output.as_deref()),
+        Command::Stats => Index::open(&cli.index)
+            .and_then(|index| index.stats())
+            .map(|stats| {
+                printer.json_or_text(&stats, |out| output::write_stats(out, &stats));
+                0
+            }),
+        Command::Check => {
+            let report = check(&cli.index);
+            printer.json_or_text(&report, |out| output::write_check(out, &report));
+            Ok(if report.sound { 0 } else { 3 })
+        }
+    };
+    match outcome {
+        Ok(status) => status,
+        Err(error) => printer.error(&error),
+    }
+}
+
+fn clap_failure(error: clap::Error, argv: &[OsString]) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return 0;
+    }
+    let format = args::format_from_raw(argv);
+    let message = error.render().to_string();
+    let message = message.trim_end().to_string();
+    Printer::new(format).error(&Error::query(ErrorCode::InvalidOption, message))
+}
+
+fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i32> {
+    let mut field_map = FieldMap::new();
+    for spec in &build.field_map {
+        field_map.push_spec(spec)?;
+    }
+    let options = BuildOptions {
+        inputs: build.input.clone(),
+        field_map,
+        skip_invalid: build.skip_invalid,
+        stem: build.stem,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let report = Index::build(dir, &options)?;
+    for skipped in &report.skipped {
+        eprintln!("skipped {}: {}", skipped.locator, skipped.message);
+    }
+    printer.json_or_text(&report, |out| output::write_build(out, &report));
+    Ok(0)
+}
+
+fn run_search(
+    dir: &Path,
+    search: &SearchArgs,
+    matches: &clap::ArgMatches,
+    printer: &Printer,
+) -> Result<i32> {
+    // Options are validated before the query, in command-line order.
+    let mut request = SearchRequest::new(search.query.clone().unwrap_or_default());
+    for (name, value) in args::ordered_search_options(matches) {
+        request.set_option(name, value.as_deref())?;
+    }
+    let index = Index::open(dir)?;
+    match (&search.queries, &search.query) {
+        (Some(file), None) => run_batch(&index, &request, file),
+        (None, Some(_)) => {
+            let response = index.search(&request)?;
+            printer.json_or_text(&response, |out| output::write_response(out, &response));
+            Ok(0)
+        }
+        (Some(_), Some(_)) => Err(Error::query(
+            ErrorCode::InvalidOption,
+            "give either a QUERY or --queries FILE, not both",
+        )),
+        (None, None) => Err(Error::query(
+            ErrorCode::InvalidOption,
+            "search needs a QUERY or --queries FILE",
+        )),
+    }
+}
+
+/// `--queries FILE`: one response per line, JSON Lines or plain lines.
+fn run_batch(index: &Index, defaults: &SearchRequest, file: &Path) -> Result<i32> {
+    let reader = BufReader::new(File::open(file).map_err(|e| Error::io(file, e))?);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut status = 0;
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| Error::io(file, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let locator = format!("{}:{}", file.display(), n + 1);
+        let (query_id, outcome) = args::batch_request(&line, n + 1, defaults, &locator);
+        let outcome = outcome.and_then(|request| index.search(&request));
+        let value = match outcome {
+            Ok(mut response) => {
+                response.query_id = Some(query_id);
+                serde_json::to_value(&response).expect("responses serialize")
+            }
+            Err(error) => {
+                status = status.max(error.exit_status());
+                serde_json::json!({
+                    "queryId": query_id,
+                    "error": error.code().as_str(),
+                    "message": error.to_string(),
+                })
+            }
+        };
+        writeln!(out, "{value}").map_err(|e| Error::io("<stdout>", e))?;
+    }
+    Ok(status)
+}
+
+fn run_export(dir: &Path, output: Option<&Path>) -> Result<i32> {
+    let index = Index::open(dir)?;
+    let count = match output {
+        Some(path) => {
+            let tmp = path.with_extension("partial");
+            let mut file =
+                std::io::BufWriter::new(File::create(&tmp).map_err(|e| Error::io(&tmp, e))?);
+            let count = index.export(&mut file, path)?;
+            let file = file
+                .into_inner()
+                .map_err(|e| Error::io(path, e.into_error()))?;
+            file.sync_all().map_err(|e| Error::io(path, e))?;
+            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+            count
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            index.export(&mut out, Path::new("<stdout>"))?
+        }
+    };
+    if output.is_some() {
+        eprintln!("exported {count} records");
+    }
+    Ok(0)
+}
+
+impl Format {
+    fn resolve(format: Option<Format>) -> Format {
+        format.unwrap_or(if std::io::stdout().is_terminal() {
+            Format::Text
+        } else {
+            Format::Json
+        })
+    }
+}

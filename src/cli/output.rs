@@ -1,0 +1,169 @@
+//! Presentation: JSON documents, readable tables, and errors.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use reliora::index::check::CheckReport;
+use reliora::{BuildReport, Error, SearchResponse, Stats};
+
+use super::args::Format;
+
+/// Prints results and errors in the chosen format.
+pub struct Printer {
+    format: Format,
+}
+
+impl Printer {
+    /// A printer for `format`, or JSON when stdout is not a terminal.
+    pub fn new(format: Option<Format>) -> Printer {
+        Printer {
+            format: Format::resolve(format),
+        }
+    }
+
+    /// Prints `value` as one line of JSON, or through `text` as a table.
+    pub fn json_or_text<T: Serialize>(
+        &self,
+        value: &T,
+        text: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) {
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        let written = match self.format {
+            Format::Json => serde_json::to_writer(&mut out, value)
+                .map_err(io::Error::from)
+                .and_then(|_| writeln!(out)),
+            Format::Text => text(&mut out),
+        };
+        // A closed pipe (e.g. `| head`) is not an error worth a panic.
+        let _ = written.and_then(|_| out.flush());
+    }
+
+    /// Reports `error` (JSON on stdout, or a line on stderr) and returns its exit status.
+    pub fn error(&self, error: &Error) -> i32 {
+        match self.format {
+            Format::Json => {
+                let value = serde_json::json!({
+                    "error": error.code().as_str(),
+                    "message": error.to_string(),
+                });
+                println!("{value}");
+            }
+            Format::Text => eprintln!("error [{}]: {error}", error.code()),
+        }
+        error.exit_status()
+    }
+}
+
+/// A search response as a table.
+pub fn write_response(out: &mut dyn Write, r: &SearchResponse) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} — {} candidates ({} strong, {} moderate, {} weak, {} filtered out) · {} · {} · backend {}{}",
+        r.query,
+        r.counts.candidates,
+        r.counts.strong,
+        r.counts.moderate,
+        r.counts.weak,
+        r.counts.filtered,
+        r.analyzer,
+        r.profile,
+        r.backend,
+        if r.degraded { " (degraded)" } else { "" }
+    )?;
+    for notice in &r.notices {
+        writeln!(out, "notice: {notice}")?;
+    }
+    if r.results.is_empty() {
+        writeln!(out, "no results")?;
+    }
+    for (rank, result) in r.results.iter().enumerate() {
+        writeln!(
+            out,
+            "{:>3}. {:>8.3}  {:<8}  {:<14}  {}",
+            rank + 1,
+            result.score,
+            result.match_level.as_str(),
+            result.id,
+            result.title
+        )?;
+        writeln!(
+            out,
+            "     matched: {}  ·  {}{}",
+            result.matched_tokens.join(" "),
+            result.locator,
+            result
+                .superseded_by
+                .as_ref()
+                .map(|s| format!("  ·  superseded by {s}"))
+                .unwrap_or_default()
+        )?;
+    }
+    if let Some(explain) = &r.explain {
+        writeln!(
+            out,
+            "explain {}: {}",
+            explain.id,
+            serde_json::to_string(explain)?
+        )?;
+    }
+    Ok(())
+}
+
+/// A build report as text.
+pub fn write_build(out: &mut dyn Write, r: &BuildReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "indexed {} records ({} terms, {} bytes) into {} — generation {}{}{}",
+        r.records,
+        r.terms,
+        r.bytes,
+        r.index.display(),
+        r.generation,
+        if r.stem { ", stemmed" } else { "" },
+        if r.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", {} skipped", r.skipped.len())
+        }
+    )
+}
+
+/// Stats as text.
+pub fn write_stats(out: &mut dyn Write, s: &Stats) -> io::Result<()> {
+    writeln!(out, "index       {}", s.index.display())?;
+    writeln!(
+        out,
+        "generation  {} (format {})",
+        s.generation, s.format_version
+    )?;
+    writeln!(out, "records     {}", s.records)?;
+    writeln!(out, "segments    {}", s.segments)?;
+    writeln!(out, "terms       {}", s.terms)?;
+    writeln!(out, "stemming    {}", if s.stem { "on" } else { "off" })?;
+    writeln!(out, "bytes       {}", s.bytes)?;
+    for f in &s.files {
+        writeln!(out, "  {:<28} {:>12}", f.name, f.bytes)?;
+    }
+    if let Some(d) = &s.damaged {
+        writeln!(out, "DAMAGED: {d}")?;
+    }
+    Ok(())
+}
+
+/// A check report as text.
+pub fn write_check(out: &mut dyn Write, c: &CheckReport) -> io::Result<()> {
+    if c.sound {
+        writeln!(
+            out,
+            "sound: {} files and {} records verified",
+            c.files_checked, c.records_checked
+        )
+    } else {
+        for p in &c.problems {
+            writeln!(out, "damaged: {p}")?;
+        }
+        Ok(())
+    }
+}

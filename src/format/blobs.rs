@@ -1,0 +1,145 @@
+//! Blob files: numbered byte strings, each with its own CRC. The postings and the record store
+//! are blob files.
+//!
+//! ```text
+//! blob 0 | blob 1 | … | blob n−1
+//! directory: n entries of { offset u64, len u32, crc32 u32 }   (16 bytes each, LE)
+//! count      u64   n
+//! dir_offset u64   where the directory starts
+//! footer (see footer.rs)
+//! ```
+//!
+//! Reading blob `i` checks its directory entry against the body bounds and its bytes against
+//! their CRC, so a damaged blob is reported, never decoded.
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::format::file::{read_u32, read_u64, IndexFile};
+use crate::format::footer::{FileKind, FileWriter, Footer};
+
+const ENTRY_LEN: usize = 16;
+const TRAILER_LEN: usize = 16;
+
+/// Writes a blob file, blob after blob.
+pub struct BlobWriter {
+    out: FileWriter,
+    directory: Vec<u8>,
+    count: u64,
+}
+
+impl BlobWriter {
+    /// Creates a blob file of `kind` at `path`.
+    pub fn create(path: impl Into<PathBuf>, kind: FileKind) -> Result<BlobWriter> {
+        Ok(BlobWriter {
+            out: FileWriter::create(path, kind)?,
+            directory: Vec::new(),
+            count: 0,
+        })
+    }
+
+    /// Appends the next blob and returns its number.
+    pub fn push(&mut self, blob: &[u8]) -> Result<u64> {
+        let offset = self.out.position();
+        self.out.write_all(blob)?;
+        self.directory.extend_from_slice(&offset.to_le_bytes());
+        self.directory.extend_from_slice(
+            &u32::try_from(blob.len())
+                .expect("blob < 4 GiB")
+                .to_le_bytes(),
+        );
+        self.directory
+            .extend_from_slice(&crc32fast::hash(blob).to_le_bytes());
+        self.count += 1;
+        Ok(self.count - 1)
+    }
+
+    /// Writes the directory and the footer and syncs the file.
+    pub fn finish(mut self) -> Result<Footer> {
+        let dir_offset = self.out.position();
+        let directory = std::mem::take(&mut self.directory);
+        self.out.write_all(&directory)?;
+        self.out.write_all(&self.count.to_le_bytes())?;
+        self.out.write_all(&dir_offset.to_le_bytes())?;
+        self.out.finish()
+    }
+}
+
+/// A blob file opened for reading.
+#[derive(Clone)]
+pub struct BlobFile {
+    file: IndexFile,
+    count: usize,
+    dir_offset: usize,
+}
+
+impl BlobFile {
+    /// Checks the trailer and directory bounds (O(1)).
+    pub fn open(file: IndexFile) -> Result<BlobFile> {
+        let body = file.body();
+        if body.len() < TRAILER_LEN {
+            return Err(file.corrupt("blob file too short for its trailer"));
+        }
+        let count = read_u64(&file, body, body.len() - 16)?;
+        let dir_offset = read_u64(&file, body, body.len() - 8)?;
+        let expected_end = count
+            .checked_mul(ENTRY_LEN as u64)
+            .and_then(|d| d.checked_add(dir_offset))
+            .and_then(|d| d.checked_add(TRAILER_LEN as u64));
+        if expected_end != Some(body.len() as u64) {
+            return Err(file.corrupt(format!(
+                "blob directory of {count} entries at {dir_offset} does not fit the {}-byte body",
+                body.len()
+            )));
+        }
+        Ok(BlobFile {
+            count: count as usize,
+            dir_offset: dir_offset as usize,
+            file,
+        })
+    }
+
+    /// The number of blobs.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the file holds no blobs.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &IndexFile {
+        &self.file
+    }
+
+    /// Blob `index`, bounds- and CRC-checked.
+    pub fn get(&self, index: usize) -> Result<&[u8]> {
+        if index >= self.count {
+            return Err(self
+                .file
+                .corrupt(format!("blob {index} requested of {}", self.count)));
+        }
+        let body = self.file.body();
+        let at = self.dir_offset + index * ENTRY_LEN;
+        let offset = read_u64(&self.file, body, at)? as usize;
+        let len = read_u32(&self.file, body, at + 8)? as usize;
+        let crc = read_u32(&self.file, body, at + 12)?;
+        let blob = offset
+            .checked_add(len)
+            .filter(|&end| end <= self.dir_offset)
+            .map(|end| &body[offset..end])
+            .ok_or_else(|| {
+                self.file.corrupt(format!(
+                    "blob {index} ({len} bytes at {offset}) is out of bounds"
+                ))
+            })?;
+        if crc32fast::hash(blob) != crc {
+            return Err(self
+                .file
+                .corrupt(format!("blob {index} fails its checksum")));
+        }
+        Ok(blob)
+    }
+}

@@ -1,0 +1,377 @@
+//! Per-record columns: the values profiles and filters need, readable without decoding records.
+//!
+//! ```text
+//! rows      n × ROW_LEN bytes, one per record, in record order:
+//!             0  created_secs   i64   (unix seconds; meaningless when nanos is ABSENT)
+//!             8  created_nanos  u32   (u32::MAX when createdAt is absent)
+//!            12  memory_type    u32   index into the type table
+//!            16  salience       f64   (default applied)
+//!            24  decay_factor   f64   (default applied)
+//!            32  feedback       5 × u64  success, partial, failure, notApplicable, outdated
+//!            72  flags          u8    bit 0: pinned
+//!            73  (3 bytes zero)
+//!            76  group_lengths  9 × u32  tokens per field group (stop words included)
+//!           112  strings_at     u64   offset of this record's strings in the string area
+//! strings   per record: id, supersedes, supersededBy, each as u16 length + UTF-8 bytes
+//!           (length 0xFFFF: absent)
+//! types     u32 count, then each memory type as u16 length + UTF-8 bytes
+//! blocks    per block of BLOCK_ROWS rows: strings_start u64, strings_end u64,
+//!           rows_crc u32, strings_crc u32
+//! trailer   n u64, strings_offset u64, types_offset u64, blocks_offset u64, types_crc u32,
+//!           zero u32
+//! ```
+//!
+//! A block's CRCs are verified the first time one of its rows is read, so damage is reported
+//! before any value of the block is used, without reading the whole file at open.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+use crate::error::Result;
+use crate::format::file::{read_u32, read_u64, IndexFile};
+use crate::format::footer::{FileKind, FileWriter, Footer};
+use crate::record::Feedback;
+use crate::schema::GROUP_COUNT;
+
+/// Bytes per row.
+pub const ROW_LEN: usize = 120;
+/// Rows per checksummed block.
+pub const BLOCK_ROWS: usize = 1024;
+const BLOCK_LEN: usize = 24;
+const TRAILER_LEN: usize = 40;
+const ABSENT: u16 = u16::MAX;
+
+/// The column values of one record, as written and as read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    /// `createdAt` as (unix seconds, nanoseconds), if given.
+    pub created_at: Option<(i64, u32)>,
+    /// Normalized memory type (trimmed, lowercased, `episodic` by default).
+    pub memory_type: &'a str,
+    /// Salience, default applied.
+    pub salience: f64,
+    /// Decay factor per day, default applied.
+    pub decay_factor: f64,
+    /// Feedback counts.
+    pub feedback: Feedback,
+    /// Whether the record is pinned.
+    pub pinned: bool,
+    /// Tokens per field group (for `bm25f`).
+    pub group_lengths: [u32; GROUP_COUNT],
+    /// The record's id.
+    pub id: &'a str,
+    /// The id this record supersedes.
+    pub supersedes: Option<&'a str>,
+    /// The smallest id among the live records that supersede this one.
+    pub superseded_by: Option<&'a str>,
+}
+
+/// Writes the columns file row by row.
+pub struct ColumnsWriter {
+    path: PathBuf,
+    rows: Vec<u8>,
+    strings: Vec<u8>,
+    types: Vec<String>,
+}
+
+impl ColumnsWriter {
+    /// Starts a columns file at `path`; rows are buffered and written by `finish`.
+    pub fn new(path: impl Into<PathBuf>) -> ColumnsWriter {
+        ColumnsWriter {
+            path: path.into(),
+            rows: Vec::new(),
+            strings: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
+    /// Appends the next record's row.
+    pub fn push(&mut self, row: &Row<'_>) {
+        let type_index = match self.types.iter().position(|t| t == row.memory_type) {
+            Some(i) => i,
+            None => {
+                self.types.push(row.memory_type.to_string());
+                self.types.len() - 1
+            }
+        };
+        let (secs, nanos) = row.created_at.unwrap_or((0, u32::MAX));
+        let r = &mut self.rows;
+        r.extend_from_slice(&secs.to_le_bytes());
+        r.extend_from_slice(&nanos.to_le_bytes());
+        r.extend_from_slice(&(type_index as u32).to_le_bytes());
+        r.extend_from_slice(&row.salience.to_le_bytes());
+        r.extend_from_slice(&row.decay_factor.to_le_bytes());
+        let f = row.feedback;
+        for count in [
+            f.success,
+            f.partial,
+            f.failure,
+            f.not_applicable,
+            f.outdated,
+        ] {
+            r.extend_from_slice(&count.to_le_bytes());
+        }
+        r.extend_from_slice(&[u8::from(row.pinned), 0, 0, 0]);
+        for len in row.group_lengths {
+            r.extend_from_slice(&len.to_le_bytes());
+        }
+        r.extend_from_slice(&(self.strings.len() as u64).to_le_bytes());
+        for s in [Some(row.id), row.supersedes, row.superseded_by] {
+            push_string(&mut self.strings, s);
+        }
+    }
+
+    /// Writes the file with its block table, trailer and footer, and syncs it.
+    pub fn finish(self) -> Result<Footer> {
+        let n = self.rows.len() / ROW_LEN;
+        let mut out = FileWriter::create(&self.path, FileKind::Columns)?;
+        out.write_all(&self.rows)?;
+        let strings_offset = out.position();
+        out.write_all(&self.strings)?;
+        let types_offset = out.position();
+        let mut types = Vec::new();
+        types.extend_from_slice(&(self.types.len() as u32).to_le_bytes());
+        for t in &self.types {
+            push_string(&mut types, Some(t));
+        }
+        out.write_all(&types)?;
+        let blocks_offset = out.position();
+        let mut blocks = Vec::new();
+        for first in (0..n).step_by(BLOCK_ROWS) {
+            let last = (first + BLOCK_ROWS).min(n);
+            let rows = &self.rows[first * ROW_LEN..last * ROW_LEN];
+            let start = strings_at(&self.rows, first);
+            let end = if last < n {
+                strings_at(&self.rows, last)
+            } else {
+                self.strings.len() as u64
+            };
+            let strings = &self.strings[start as usize..end as usize];
+            blocks.extend_from_slice(&start.to_le_bytes());
+            blocks.extend_from_slice(&end.to_le_bytes());
+            blocks.extend_from_slice(&crc32fast::hash(rows).to_le_bytes());
+            blocks.extend_from_slice(&crc32fast::hash(strings).to_le_bytes());
+        }
+        out.write_all(&blocks)?;
+        for v in [n as u64, strings_offset, types_offset, blocks_offset] {
+            out.write_all(&v.to_le_bytes())?;
+        }
+        out.write_all(&crc32fast::hash(&types).to_le_bytes())?;
+        out.write_all(&[0; 4])?;
+        out.finish()
+    }
+}
+
+fn push_string(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => {
+            let len = u16::try_from(s.len()).expect("ids and types are at most 256 bytes");
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        None => out.extend_from_slice(&ABSENT.to_le_bytes()),
+    }
+}
+
+fn strings_at(rows: &[u8], row: usize) -> u64 {
+    let at = row * ROW_LEN + 112;
+    u64::from_le_bytes(rows[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The columns file opened for reading.
+pub struct Columns {
+    file: IndexFile,
+    len: usize,
+    strings_offset: usize,
+    blocks_offset: usize,
+    types: Vec<String>,
+    /// Per block: 0 unchecked, 1 sound, 2 damaged. Allocated on first use.
+    checked: OnceLock<Box<[AtomicU8]>>,
+}
+
+impl Columns {
+    /// Checks the trailer, the geometry and the (small) type table.
+    pub fn open(file: IndexFile) -> Result<Columns> {
+        let body = file.body();
+        if body.len() < TRAILER_LEN {
+            return Err(file.corrupt("columns file too short for its trailer"));
+        }
+        let t = body.len() - TRAILER_LEN;
+        let n = read_u64(&file, body, t)? as usize;
+        let strings_offset = read_u64(&file, body, t + 8)? as usize;
+        let types_offset = read_u64(&file, body, t + 16)? as usize;
+        let blocks_offset = read_u64(&file, body, t + 24)? as usize;
+        let types_crc = read_u32(&file, body, t + 32)?;
+        let blocks = n.div_ceil(BLOCK_ROWS);
+        let geometry_ok = n.checked_mul(ROW_LEN) == Some(strings_offset)
+            && strings_offset <= types_offset
+            && types_offset <= blocks_offset
+            && blocks
+                .checked_mul(BLOCK_LEN)
+                .and_then(|b| b.checked_add(blocks_offset))
+                == Some(t);
+        if !geometry_ok {
+            return Err(file.corrupt(format!(
+                "columns geometry is inconsistent ({n} rows, sections at {strings_offset}, \
+                 {types_offset}, {blocks_offset}, trailer at {t})"
+            )));
+        }
+        let type_bytes = &body[types_offset..blocks_offset];
+        if crc32fast::hash(type_bytes) != types_crc {
+            return Err(file.corrupt("memory type table fails its checksum"));
+        }
+        let count = read_u32(&file, type_bytes, 0)? as usize;
+        let mut types = Vec::with_capacity(count.min(1024));
+        let mut at = 4;
+        for _ in 0..count {
+            let (s, next) = read_string(&file, type_bytes, at)?;
+            types.push(
+                s.ok_or_else(|| file.corrupt("absent memory type"))?
+                    .to_string(),
+            );
+            at = next;
+        }
+        Ok(Columns {
+            file,
+            len: n,
+            strings_offset,
+            blocks_offset,
+            types,
+            checked: OnceLock::new(),
+        })
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The distinct memory types, by index.
+    pub fn memory_types(&self) -> &[String] {
+        &self.types
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &IndexFile {
+        &self.file
+    }
+
+    fn check_block(&self, block: usize) -> Result<()> {
+        let states = self.checked.get_or_init(|| {
+            (0..self.len.div_ceil(BLOCK_ROWS))
+                .map(|_| AtomicU8::new(0))
+                .collect()
+        });
+        match states[block].load(Ordering::Acquire) {
+            1 => return Ok(()),
+            2 => {
+                return Err(self
+                    .file
+                    .corrupt(format!("column block {block} is damaged")))
+            }
+            _ => {}
+        }
+        let body = self.file.body();
+        let at = self.blocks_offset + block * BLOCK_LEN;
+        let start = read_u64(&self.file, body, at)? as usize;
+        let end = read_u64(&self.file, body, at + 8)? as usize;
+        let rows_crc = read_u32(&self.file, body, at + 16)?;
+        let strings_crc = read_u32(&self.file, body, at + 20)?;
+        let first = block * BLOCK_ROWS;
+        let last = (first + BLOCK_ROWS).min(self.len);
+        let rows = &body[first * ROW_LEN..last * ROW_LEN];
+        let strings_len = self.blocks_offset - self.strings_offset;
+        let sound = start <= end
+            && end <= strings_len
+            && crc32fast::hash(rows) == rows_crc
+            && crc32fast::hash(&body[self.strings_offset + start..self.strings_offset + end])
+                == strings_crc;
+        states[block].store(if sound { 1 } else { 2 }, Ordering::Release);
+        if sound {
+            Ok(())
+        } else {
+            Err(self
+                .file
+                .corrupt(format!("column block {block} is damaged")))
+        }
+    }
+
+    /// The row of record `doc`, after its block passed its checksums.
+    pub fn row(&self, doc: u32) -> Result<Row<'_>> {
+        let doc = doc as usize;
+        if doc >= self.len {
+            return Err(self
+                .file
+                .corrupt(format!("row {doc} requested of {}", self.len)));
+        }
+        self.check_block(doc / BLOCK_ROWS)?;
+        let body = self.file.body();
+        let r = &body[doc * ROW_LEN..(doc + 1) * ROW_LEN];
+        let u64_at = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
+        let u32_at = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
+        let nanos = u32_at(8);
+        let type_index = u32_at(12) as usize;
+        let memory_type = self.types.get(type_index).ok_or_else(|| {
+            self.file
+                .corrupt(format!("memory type {type_index} is unknown"))
+        })?;
+        let mut group_lengths = [0u32; GROUP_COUNT];
+        for (g, len) in group_lengths.iter_mut().enumerate() {
+            *len = u32_at(76 + 4 * g);
+        }
+        let strings = &body[self.strings_offset..self.blocks_offset];
+        let (id, at) = read_string(&self.file, strings, u64_at(112) as usize)?;
+        let (supersedes, at) = read_string(&self.file, strings, at)?;
+        let (superseded_by, _) = read_string(&self.file, strings, at)?;
+        Ok(Row {
+            created_at: (nanos != u32::MAX).then(|| (u64_at(0) as i64, nanos)),
+            memory_type,
+            salience: f64::from_bits(u64_at(16)),
+            decay_factor: f64::from_bits(u64_at(24)),
+            feedback: Feedback {
+                success: u64_at(32),
+                partial: u64_at(40),
+                failure: u64_at(48),
+                not_applicable: u64_at(56),
+                outdated: u64_at(64),
+            },
+            pinned: r[72] & 1 != 0,
+            group_lengths,
+            id: id.ok_or_else(|| self.file.corrupt(format!("row {doc} has no id")))?,
+            supersedes,
+            superseded_by,
+        })
+    }
+
+    /// The id of record `doc`.
+    pub fn id(&self, doc: u32) -> Result<&str> {
+        Ok(self.row(doc)?.id)
+    }
+}
+
+fn read_string<'a>(
+    file: &IndexFile,
+    bytes: &'a [u8],
+    at: usize,
+) -> Result<(Option<&'a str>, usize)> {
+    let len = bytes
+        .get(at..at + 2)
+        .map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
+        .ok_or_else(|| file.corrupt(format!("string at {at} is out of bounds")))?;
+    if len == ABSENT {
+        return Ok((None, at + 2));
+    }
+    let end = at + 2 + len as usize;
+    let raw = bytes
+        .get(at + 2..end)
+        .ok_or_else(|| file.corrupt(format!("string at {at} is out of bounds")))?;
+    let s = std::str::from_utf8(raw)
+        .map_err(|_| file.corrupt(format!("string at {at} is not UTF-8")))?;
+    Ok((Some(s), end))
+}

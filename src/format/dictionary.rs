@@ -1,0 +1,114 @@
+//! FST dictionaries: sorted byte keys mapped to `u64` values with the `fst` crate.
+//!
+//! The body of a dictionary file is exactly the bytes `fst::MapBuilder` produced. The FST is
+//! only walked after the whole body passed its CRC (checked once per opened file), so damaged
+//! bytes are reported instead of followed.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use fst::{IntoStreamer, Streamer};
+
+use crate::error::{Error, Result};
+use crate::format::file::IndexFile;
+use crate::format::footer::{write_file, FileKind, Footer};
+use crate::format::mmap::FileSlice;
+
+/// Writes a dictionary from keys in strictly ascending byte order.
+pub fn write_dictionary<K: AsRef<[u8]>>(
+    path: &Path,
+    entries: impl IntoIterator<Item = (K, u64)>,
+) -> Result<Footer> {
+    let mut builder = fst::MapBuilder::memory();
+    for (key, value) in entries {
+        builder.insert(key, value).map_err(|e| {
+            Error::corrupt(
+                path,
+                format!("dictionary keys out of order while building: {e}"),
+            )
+        })?;
+    }
+    let bytes = builder
+        .into_inner()
+        .map_err(|e| Error::corrupt(path, format!("cannot finish dictionary: {e}")))?;
+    write_file(path, FileKind::Fst, &bytes)
+}
+
+/// A dictionary opened for reading.
+pub struct Dictionary {
+    file: IndexFile,
+    map: OnceLock<std::result::Result<fst::Map<FileSlice>, String>>,
+}
+
+impl Dictionary {
+    /// Wraps an opened dictionary file; nothing is read yet.
+    pub fn new(file: IndexFile) -> Dictionary {
+        Dictionary {
+            file,
+            map: OnceLock::new(),
+        }
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &IndexFile {
+        &self.file
+    }
+
+    fn map(&self) -> Result<&fst::Map<FileSlice>> {
+        self.map
+            .get_or_init(|| {
+                self.file.verify().map_err(|e| problem_of(&e))?;
+                fst::Map::new(self.file.body_slice()).map_err(|e| format!("invalid FST: {e}"))
+            })
+            .as_ref()
+            .map_err(|problem| self.file.corrupt(problem.clone()))
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> Result<usize> {
+        Ok(self.map()?.len())
+    }
+
+    /// Whether the dictionary is empty.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &[u8]) -> Result<Option<u64>> {
+        Ok(self.map()?.get(key))
+    }
+
+    /// Calls `visit` with every key that starts with `prefix`, in key order.
+    pub fn for_each_with_prefix(
+        &self,
+        prefix: &[u8],
+        mut visit: impl FnMut(&[u8], u64),
+    ) -> Result<()> {
+        let map = self.map()?;
+        let mut stream = map.range().ge(prefix).into_stream();
+        while let Some((key, value)) = stream.next() {
+            if !key.starts_with(prefix) {
+                break;
+            }
+            visit(key, value);
+        }
+        Ok(())
+    }
+
+    /// Calls `visit` with every entry, in key order.
+    pub fn for_each(&self, mut visit: impl FnMut(&[u8], u64)) -> Result<()> {
+        let mut stream = self.map()?.stream();
+        while let Some((key, value)) = stream.next() {
+            visit(key, value);
+        }
+        Ok(())
+    }
+}
+
+fn problem_of(error: &Error) -> String {
+    match error {
+        Error::Corrupt { problem, .. } => problem.clone(),
+        other => other.to_string(),
+    }
+}

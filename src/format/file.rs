@@ -1,0 +1,83 @@
+//! An index file opened for reading: mapped, footer checked, body CRC verifiable on demand.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::footer::{verify_body, FileKind, Footer, FOOTER_LEN};
+use crate::format::manifest::FileEntry;
+use crate::format::mmap::{FileSlice, MappedFile};
+
+/// A mapped index file whose footer has been checked against the manifest.
+#[derive(Clone)]
+pub struct IndexFile {
+    file: MappedFile,
+    footer: Footer,
+    kind: FileKind,
+}
+
+impl IndexFile {
+    /// Maps `path` and checks, in O(1), its footer (magic, version, length) and that its length
+    /// and CRC are the ones the manifest recorded — a file swapped in from another index or
+    /// generation fails here.
+    pub fn open(path: &Path, kind: FileKind, expected: &FileEntry) -> Result<IndexFile> {
+        let file = MappedFile::open(path)?;
+        let footer = Footer::parse(&file, kind, path)?;
+        if footer.body_len != expected.len || footer.body_crc != expected.crc {
+            return Err(Error::corrupt(
+                path,
+                format!(
+                    "file does not belong to this index: manifest expects {} bytes with CRC {:08x}, \
+                     found {} bytes with CRC {:08x}",
+                    expected.len, expected.crc, footer.body_len, footer.body_crc
+                ),
+            ));
+        }
+        Ok(IndexFile { file, footer, kind })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The file kind.
+    pub fn kind(&self) -> FileKind {
+        self.kind
+    }
+
+    /// The body (the file without its footer).
+    pub fn body(&self) -> &[u8] {
+        &self.file[..self.file.len() - FOOTER_LEN]
+    }
+
+    /// A shareable view of the body.
+    pub fn body_slice(&self) -> FileSlice {
+        self.file.slice(0, self.file.len() - FOOTER_LEN)
+    }
+
+    /// Verifies the CRC of the whole body (O(file size)).
+    pub fn verify(&self) -> Result<()> {
+        verify_body(self.body(), &self.footer, self.path())
+    }
+
+    /// A corruption error naming this file.
+    pub fn corrupt(&self, problem: impl Into<String>) -> Error {
+        Error::corrupt(self.path(), problem)
+    }
+}
+
+/// Reads a little-endian u64 at `at`, or reports the file damaged.
+pub fn read_u64(file: &IndexFile, bytes: &[u8], at: usize) -> Result<u64> {
+    bytes
+        .get(at..at + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(|| file.corrupt(format!("offset {at} is past the end of the body")))
+}
+
+/// Reads a little-endian u32 at `at`, or reports the file damaged.
+pub fn read_u32(file: &IndexFile, bytes: &[u8], at: usize) -> Result<u32> {
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .ok_or_else(|| file.corrupt(format!("offset {at} is past the end of the body")))
+}

@@ -1,0 +1,96 @@
+//! Read-only memory maps: the one place Reliora uses `unsafe`.
+//!
+//! # Safety
+//!
+//! Mapping a file is `unsafe` because another process could change or truncate it while it is
+//! mapped. Reliora only maps index files, which are write-once: a file is fully written, synced
+//! and named by a manifest before any reader opens it, is never modified in place afterwards, and
+//! is deleted (unlinked) only when no generation names it — unlinking keeps the mapped pages
+//! alive. Files that are appended to (the record log) are never mapped.
+
+use std::fs::File;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+
+/// A whole index file mapped read-only, shared between the structures that read it.
+#[derive(Clone)]
+pub struct MappedFile {
+    bytes: Arc<Bytes>,
+    path: Arc<PathBuf>,
+}
+
+enum Bytes {
+    Mapped(Mmap),
+    Empty,
+}
+
+impl MappedFile {
+    /// Maps `path` read-only.
+    pub fn open(path: &Path) -> Result<MappedFile> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let bytes = if len == 0 {
+            // Zero-length maps are not portable; an empty file is simply empty.
+            Bytes::Empty
+        } else {
+            // SAFETY: index files are write-once and never modified in place (module docs);
+            // the map is read-only and every read is bounds-checked against its length.
+            Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?)
+        };
+        Ok(MappedFile {
+            bytes: Arc::new(bytes),
+            path: Arc::new(path.to_path_buf()),
+        })
+    }
+
+    /// The file's path, for error messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A shared view of `range` of this file.
+    pub fn slice(&self, start: usize, end: usize) -> FileSlice {
+        assert!(start <= end && end <= self.len(), "slice out of bounds");
+        FileSlice {
+            file: self.clone(),
+            start,
+            end,
+        }
+    }
+}
+
+impl Deref for MappedFile {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &*self.bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Empty => &[],
+        }
+    }
+}
+
+/// A cheap, cloneable sub-range of a mapped file (for example an FST body without its footer).
+#[derive(Clone)]
+pub struct FileSlice {
+    file: MappedFile,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for FileSlice {
+    fn as_ref(&self) -> &[u8] {
+        &self.file[self.start..self.end]
+    }
+}
+
+impl Deref for FileSlice {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_ref()
+    }
+}

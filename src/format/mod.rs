@@ -1,0 +1,48 @@
+//! Byte layouts of the index files, and the only `unsafe` code (memory maps).
+//!
+//! An index is a directory:
+//!
+//! ```text
+//! MANIFEST                      the current generation (manifest.rs)
+//! <segment>.terms.fst           term → term number (dictionary.rs)
+//! <segment>.terms.post          term number → per-group postings (blobs.rs, postings.rs)
+//! <segment>.facets.fst          facet key → facet number: tag phrases, memory types
+//! <segment>.facets.post         facet number → roaring bitmap of records
+//! <segment>.ids.fst             record id → record number
+//! <segment>.store               record number → bincode record (blobs.rs, codec.rs)
+//! <segment>.columns             per-record values for scoring (columns.rs)
+//! ```
+//!
+//! Every file is written once, ends in a footer (footer.rs), and is checked before use.
+//! Term keys are the token text; a token that came from a stop word is keyed with a trailing
+//! `0xFF` byte (which never occurs in UTF-8), so `english` queries can skip those entries while a
+//! prefix scan still finds them for `multilingual` ones.
+
+pub mod blobs;
+pub mod codec;
+pub mod columns;
+pub mod dictionary;
+pub mod file;
+pub mod footer;
+pub mod manifest;
+pub mod mmap;
+pub mod postings;
+
+/// The marker byte appended to the key of a token that came from a stop word.
+pub const STOP_MARKER: u8 = 0xFF;
+
+/// Facet key prefix of a tag phrase.
+pub const FACET_TAG: &[u8] = b"t\0";
+/// Facet key prefix of a memory type.
+pub const FACET_TYPE: &[u8] = b"m\0";
+
+/// File suffixes of a segment, in the order they are written.
+pub const SEGMENT_FILES: [&str; 7] = [
+    "terms.fst",
+    "terms.post",
+    "facets.fst",
+    "facets.post",
+    "ids.fst",
+    "store",
+    "columns",
+];

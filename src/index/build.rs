@@ -1,0 +1,236 @@
+//! Writing a segment: analysis in parallel, inversion, and the files of `format`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::format::blobs::BlobWriter;
+use crate::format::codec;
+use crate::format::columns::{ColumnsWriter, Row};
+use crate::format::dictionary::write_dictionary;
+use crate::format::footer::FileKind;
+use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
+use crate::format::postings::encode_term;
+use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::record::input::SourcedRecord;
+use crate::record::Record;
+use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::text::{self, IndexToken, TextAnalyzer};
+
+/// The terms of one record: (term key, group, term frequency), and tokens per group.
+struct RecordTerms {
+    terms: Vec<(Vec<u8>, u8, u32)>,
+    group_lengths: [u32; GROUP_COUNT],
+}
+
+/// The index key of a token: its text, plus [`STOP_MARKER`] when it came from a stop word.
+pub(crate) fn term_key(token: &IndexToken) -> Vec<u8> {
+    let mut key = Vec::with_capacity(token.text.len() + 1);
+    key.extend_from_slice(token.text.as_bytes());
+    if token.stop {
+        key.push(STOP_MARKER);
+    }
+    key
+}
+
+fn analyze(record: &Record, analyzer: &TextAnalyzer) -> RecordTerms {
+    let mut keyed: Vec<(Vec<u8>, u8)> = Vec::new();
+    let mut group_lengths = [0u32; GROUP_COUNT];
+    let mut tokens = Vec::new();
+    for g in FieldGroup::ALL {
+        tokens.clear();
+        for value in record.group_values(g) {
+            analyzer.index_tokens(value, &mut tokens);
+        }
+        group_lengths[g as usize] = tokens.len() as u32;
+        keyed.extend(tokens.iter().map(|t| (term_key(t), g as u8)));
+    }
+    keyed.sort_unstable();
+    let mut terms: Vec<(Vec<u8>, u8, u32)> = Vec::new();
+    for (key, group) in keyed {
+        match terms.last_mut() {
+            Some((k, g, tf)) if *k == key && *g == group => *tf += 1,
+            _ => terms.push((key, group, 1)),
+        }
+    }
+    RecordTerms {
+        terms,
+        group_lengths,
+    }
+}
+
+/// What writing a segment produced.
+pub(crate) struct WrittenSegment {
+    pub entry: SegmentEntry,
+    pub terms: usize,
+}
+
+/// Writes the segment `name` holding `records` (in order) into `dir`.
+pub(crate) fn write_segment(
+    dir: &Path,
+    name: &str,
+    records: &[SourcedRecord],
+    analyzer: &TextAnalyzer,
+    progress: Option<&ProgressBar>,
+) -> Result<WrittenSegment> {
+    let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
+    let mut files = BTreeMap::new();
+
+    let analyzed: Vec<RecordTerms> = records
+        .par_iter()
+        .map(|r| {
+            let terms = analyze(&r.record, analyzer);
+            if let Some(bar) = progress {
+                bar.inc(1);
+            }
+            terms
+        })
+        .collect();
+
+    // Invert: term → its postings as (group, record, tf), records ascending.
+    let mut term_numbers: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut postings: Vec<Vec<(u8, u32, u32)>> = Vec::new();
+    let mut group_lengths = Vec::with_capacity(records.len());
+    for (doc, record_terms) in analyzed.into_iter().enumerate() {
+        group_lengths.push(record_terms.group_lengths);
+        for (key, group, tf) in record_terms.terms {
+            let next = postings.len() as u32;
+            let number = *term_numbers.entry(key).or_insert(next);
+            if number == next {
+                postings.push(Vec::new());
+            }
+            postings[number as usize].push((group, doc as u32, tf));
+        }
+    }
+    let mut keys: Vec<(Vec<u8>, u32)> = term_numbers.into_iter().collect();
+    keys.par_sort_unstable();
+    let blobs: Vec<Vec<u8>> = keys
+        .par_iter()
+        .map(|(_, number)| {
+            let mut groups: [Vec<(u32, u32)>; GROUP_COUNT] = Default::default();
+            for &(g, doc, tf) in &postings[*number as usize] {
+                groups[g as usize].push((doc, tf));
+            }
+            let mut blob = Vec::new();
+            encode_term(&groups, &mut blob);
+            blob
+        })
+        .collect();
+    drop(postings);
+    let mut writer = BlobWriter::create(path("terms.post"), FileKind::Postings)?;
+    for blob in &blobs {
+        writer.push(blob)?;
+    }
+    files.insert("terms.post".to_string(), FileEntry::from(writer.finish()?));
+    let footer = write_dictionary(
+        &path("terms.fst"),
+        keys.iter().enumerate().map(|(i, (k, _))| (k, i as u64)),
+    )?;
+    files.insert("terms.fst".to_string(), footer.into());
+    let term_count = keys.len();
+    drop(blobs);
+    drop(keys);
+
+    // Facets: tag phrases and memory types.
+    let mut facets: BTreeMap<Vec<u8>, RoaringBitmap> = BTreeMap::new();
+    for (doc, r) in records.iter().enumerate() {
+        for tag in &r.record.tags {
+            let phrase = text::phrase(tag);
+            if !phrase.is_empty() {
+                let key = [FACET_TAG, phrase.as_bytes()].concat();
+                facets.entry(key).or_default().insert(doc as u32);
+            }
+        }
+        let key = [FACET_TYPE, r.record.memory_type_normalized().as_bytes()].concat();
+        facets.entry(key).or_default().insert(doc as u32);
+    }
+    let mut writer = BlobWriter::create(path("facets.post"), FileKind::Postings)?;
+    let mut bytes = Vec::new();
+    for bitmap in facets.values() {
+        bytes.clear();
+        bitmap
+            .serialize_into(&mut bytes)
+            .expect("writing to a Vec cannot fail");
+        writer.push(&bytes)?;
+    }
+    files.insert("facets.post".to_string(), writer.finish()?.into());
+    let footer = write_dictionary(
+        &path("facets.fst"),
+        facets.keys().enumerate().map(|(i, k)| (k, i as u64)),
+    )?;
+    files.insert("facets.fst".to_string(), footer.into());
+
+    // Ids and locators → record number.
+    let mut ids: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    for (doc, r) in records.iter().enumerate() {
+        ids.entry(r.record.id.as_bytes().to_vec())
+            .or_insert(doc as u64);
+        ids.entry([&[STOP_MARKER], r.locator.as_bytes()].concat())
+            .or_insert(doc as u64);
+    }
+    let footer = write_dictionary(&path("ids.fst"), ids.iter().map(|(k, &v)| (k, v)))?;
+    files.insert("ids.fst".to_string(), footer.into());
+    drop(ids);
+
+    // The record store.
+    let encoded: Vec<Vec<u8>> = records
+        .par_iter()
+        .map(|r| codec::encode(&r.record, &r.locator))
+        .collect();
+    let mut writer = BlobWriter::create(path("store"), FileKind::Store)?;
+    for bytes in &encoded {
+        writer.push(bytes)?;
+    }
+    files.insert("store".to_string(), writer.finish()?.into());
+    drop(encoded);
+
+    // Columns.
+    let mut superseded_by: HashMap<&str, &str> = HashMap::new();
+    for r in records {
+        if let Some(target) = r.record.supersedes.as_deref() {
+            let id = r.record.id.as_str();
+            superseded_by
+                .entry(target)
+                .and_modify(|s| {
+                    if id.as_bytes() < s.as_bytes() {
+                        *s = id;
+                    }
+                })
+                .or_insert(id);
+        }
+    }
+    let mut columns = ColumnsWriter::new(path("columns"));
+    for (r, lengths) in records.iter().zip(&group_lengths) {
+        let record = &r.record;
+        let memory_type = record.memory_type_normalized();
+        columns.push(&Row {
+            created_at: record
+                .created_at
+                .as_ref()
+                .map(|t| (t.unix_seconds(), t.subsec_nanos())),
+            memory_type: &memory_type,
+            salience: record.salience_or_default(),
+            decay_factor: record.decay_factor_or_default(),
+            feedback: record.feedback,
+            pinned: record.pinned_or_default(),
+            group_lengths: *lengths,
+            id: &record.id,
+            supersedes: record.supersedes.as_deref(),
+            superseded_by: superseded_by.get(record.id.as_str()).copied(),
+        });
+    }
+    files.insert("columns".to_string(), columns.finish()?.into());
+
+    Ok(WrittenSegment {
+        entry: SegmentEntry {
+            name: name.to_string(),
+            records: records.len() as u64,
+            files,
+        },
+        terms: term_count,
+    })
+}

@@ -1,0 +1,186 @@
+//! One immutable segment opened for reading: its dictionaries, postings, store and columns.
+
+use std::path::Path;
+
+use roaring::RoaringBitmap;
+
+use crate::error::{Error, Result};
+use crate::format::blobs::BlobFile;
+use crate::format::codec::{self, StoredRecord};
+use crate::format::columns::Columns;
+use crate::format::dictionary::Dictionary;
+use crate::format::file::IndexFile;
+use crate::format::footer::FileKind;
+use crate::format::manifest::{Manifest, SegmentEntry};
+use crate::format::STOP_MARKER;
+
+/// A segment's record store, which the degraded scan needs even when the rest is damaged.
+pub struct Store {
+    blobs: BlobFile,
+}
+
+impl Store {
+    /// Opens `segment`'s store (O(1) checks).
+    pub fn open(dir: &Path, entry: &SegmentEntry) -> Result<Store> {
+        let blobs = BlobFile::open(open_file(dir, entry, "store", FileKind::Store)?)?;
+        if blobs.len() as u64 != entry.records {
+            return Err(blobs.file().corrupt(format!(
+                "store holds {} records, the manifest says {}",
+                blobs.len(),
+                entry.records
+            )));
+        }
+        Ok(Store { blobs })
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> u32 {
+        self.blobs.len() as u32
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.blobs.is_empty()
+    }
+
+    /// Decodes record `doc`.
+    pub fn get(&self, doc: u32) -> Result<StoredRecord> {
+        let bytes = self.blobs.get(doc as usize)?;
+        codec::decode(bytes).map_err(|problem| {
+            self.blobs
+                .file()
+                .corrupt(format!("record {doc}: {problem}"))
+        })
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &IndexFile {
+        self.blobs.file()
+    }
+}
+
+/// A whole segment.
+pub struct Segment {
+    /// The segment's name (the prefix of its files).
+    pub name: String,
+    pub(crate) terms: Dictionary,
+    pub(crate) postings: BlobFile,
+    pub(crate) facets: Dictionary,
+    pub(crate) facet_postings: BlobFile,
+    pub(crate) ids: Dictionary,
+    pub(crate) store: Store,
+    pub(crate) columns: Columns,
+}
+
+fn open_file(dir: &Path, entry: &SegmentEntry, suffix: &str, kind: FileKind) -> Result<IndexFile> {
+    let path = Manifest::file_path(dir, &entry.name, suffix);
+    let expected = entry.files.get(suffix).ok_or_else(|| {
+        Error::corrupt(
+            &path,
+            format!("the manifest does not list {suffix} for {}", entry.name),
+        )
+    })?;
+    if !path.exists() {
+        return Err(Error::corrupt(&path, "file is missing"));
+    }
+    IndexFile::open(&path, kind, expected)
+}
+
+impl Segment {
+    /// Opens every file of `entry`, checking footers and geometry in O(1) each.
+    pub fn open(dir: &Path, entry: &SegmentEntry, store: Store) -> Result<Segment> {
+        let columns = Columns::open(open_file(dir, entry, "columns", FileKind::Columns)?)?;
+        if columns.len() as u64 != entry.records {
+            return Err(columns.file().corrupt(format!(
+                "columns hold {} rows, the manifest says {} records",
+                columns.len(),
+                entry.records
+            )));
+        }
+        Ok(Segment {
+            name: entry.name.clone(),
+            terms: Dictionary::new(open_file(dir, entry, "terms.fst", FileKind::Fst)?),
+            postings: BlobFile::open(open_file(dir, entry, "terms.post", FileKind::Postings)?)?,
+            facets: Dictionary::new(open_file(dir, entry, "facets.fst", FileKind::Fst)?),
+            facet_postings: BlobFile::open(open_file(
+                dir,
+                entry,
+                "facets.post",
+                FileKind::Postings,
+            )?)?,
+            ids: Dictionary::new(open_file(dir, entry, "ids.fst", FileKind::Fst)?),
+            store,
+            columns,
+        })
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> u32 {
+        self.store.len()
+    }
+
+    /// Whether the segment holds no records.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// Decodes record `doc`.
+    pub fn stored(&self, doc: u32) -> Result<StoredRecord> {
+        self.store.get(doc)
+    }
+
+    /// The record number of `id`.
+    pub fn doc_of_id(&self, id: &str) -> Result<Option<u32>> {
+        self.checked_doc(self.ids.get(id.as_bytes())?)
+    }
+
+    /// The record number of a locator.
+    pub fn doc_of_locator(&self, locator: &str) -> Result<Option<u32>> {
+        let key = [&[STOP_MARKER], locator.as_bytes()].concat();
+        self.checked_doc(self.ids.get(&key)?)
+    }
+
+    fn checked_doc(&self, doc: Option<u64>) -> Result<Option<u32>> {
+        match doc {
+            Some(d) if d < u64::from(self.len()) => Ok(Some(d as u32)),
+            Some(d) => Err(self
+                .ids
+                .file()
+                .corrupt(format!("id maps to record {d} of {}", self.len()))),
+            None => Ok(None),
+        }
+    }
+
+    /// The records of a facet key (a tag phrase or memory type), empty when absent.
+    pub fn facet(&self, key: &[u8]) -> Result<RoaringBitmap> {
+        match self.facets.get(key)? {
+            None => Ok(RoaringBitmap::new()),
+            Some(n) => {
+                let bytes = self.facet_postings.get(n as usize)?;
+                RoaringBitmap::deserialize_from(bytes).map_err(|e| {
+                    self.facet_postings
+                        .file()
+                        .corrupt(format!("invalid facet bitmap: {e}"))
+                })
+            }
+        }
+    }
+
+    /// The number of distinct terms.
+    pub fn term_count(&self) -> Result<usize> {
+        self.terms.len()
+    }
+
+    /// Every file of the segment, for `check` and `stats`.
+    pub fn files(&self) -> Vec<&IndexFile> {
+        vec![
+            self.terms.file(),
+            self.postings.file(),
+            self.facets.file(),
+            self.facet_postings.file(),
+            self.ids.file(),
+            self.store.file(),
+            self.columns.file(),
+        ]
+    }
+}

@@ -1,0 +1,177 @@
+//! A query analyzed once: its tokens, its phrase, and the record-level matching rules of
+//! SPEC §3–4 that both backends share.
+
+use crate::text::{self, Analyzer, IndexToken, TextAnalyzer, Token};
+
+/// Only the first this-many query tokens are used (SPEC §3).
+pub const MAX_QUERY_TOKENS: usize = 32;
+
+/// Characters the shorter token needs for a prefix match (SPEC §3).
+pub const MIN_PREFIX_CHARS: usize = 5;
+
+/// The query, analyzed.
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    /// The query text as given.
+    pub text: String,
+    /// `english` or `multilingual`, routed on the query itself.
+    pub analyzer: Analyzer,
+    /// The tokens used, at most [`MAX_QUERY_TOKENS`], in query order.
+    pub tokens: Vec<Token>,
+    /// Tokens beyond the limit.
+    pub dropped: Vec<String>,
+    /// `phrase(query)` when `words(query)` has at least two words.
+    pub phrase: Option<String>,
+}
+
+impl PreparedQuery {
+    /// Analyzes `text`.
+    pub fn new(text: &str, analyzer: &TextAnalyzer) -> PreparedQuery {
+        let routed = text::route(text);
+        let mut tokens = analyzer.tokens(text, routed);
+        let dropped = if tokens.len() > MAX_QUERY_TOKENS {
+            tokens
+                .split_off(MAX_QUERY_TOKENS)
+                .into_iter()
+                .map(|t| t.text)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let words = text::words(text);
+        let phrase = (words.len() >= 2).then(|| words.join(" "));
+        PreparedQuery {
+            text: text.to_string(),
+            analyzer: routed,
+            tokens,
+            dropped,
+            phrase,
+        }
+    }
+
+    /// Whether the query has no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The mask with one bit per query token.
+    pub fn all_tokens_mask(&self) -> u32 {
+        if self.tokens.len() >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.tokens.len()) - 1
+        }
+    }
+}
+
+/// Whether query token `q` matches record token `t` (SPEC §3): equal, or the shorter is a
+/// prefix of the longer and has at least five characters; CJK tokens match only exactly; an
+/// `english` query ignores stop-word tokens of the record.
+pub fn token_matches(q: &Token, t: &IndexToken, analyzer: Analyzer) -> bool {
+    if t.stop && analyzer == Analyzer::English {
+        return false;
+    }
+    if q.text == t.text {
+        return true;
+    }
+    if q.cjk || t.cjk {
+        return false;
+    }
+    let (short, long) = if q.text.len() <= t.text.len() {
+        (&q.text, &t.text)
+    } else {
+        (&t.text, &q.text)
+    };
+    long.starts_with(short.as_str()) && short.chars().count() >= MIN_PREFIX_CHARS
+}
+
+/// Whether `needle` (a phrase) occurs in `haystack` (a phrase) at word boundaries: the
+/// characters just before and after are spaces or text edges, except that an edge of the needle
+/// that is a CJK character needs no boundary (SPEC §4).
+pub fn phrase_occurs(haystack: &str, needle: &str) -> bool {
+    let (Some(first), Some(last)) = (needle.chars().next(), needle.chars().next_back()) else {
+        return false;
+    };
+    let free_start = text::is_cjk_char(first);
+    let free_end = text::is_cjk_char(last);
+    haystack.match_indices(needle).any(|(at, _)| {
+        let end = at + needle.len();
+        let start_ok = free_start || at == 0 || haystack[..at].ends_with(' ');
+        let end_ok = free_end || end == haystack.len() || haystack[end..].starts_with(' ');
+        start_ok && end_ok
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(text: &str) -> Token {
+        Token {
+            text: text.into(),
+            cjk: text.chars().any(text::is_cjk_char),
+        }
+    }
+
+    fn t(text: &str, stop: bool) -> IndexToken {
+        IndexToken {
+            text: text.into(),
+            cjk: text.chars().any(text::is_cjk_char),
+            stop,
+        }
+    }
+
+    #[test]
+    fn prefix_rule_table() {
+        use Analyzer::*;
+        let cases = [
+            // (query, record, stop, analyzer, matches)
+            ("tokio", "tokio", false, English, true),
+            ("confi", "configuration", false, English, true), // 5-char query prefix
+            ("conf", "configuration", false, English, false), // 4 chars: too short
+            ("configuration", "confi", false, English, true), // 5-char record prefix
+            ("configuration", "conf", false, English, false), // 4-char record prefix
+            ("migrat", "migration", false, English, true),
+            ("migration", "migrate", false, English, false), // neither is a prefix
+            ("ünïco", "ünïcode", false, Multilingual, true), // five characters, not bytes
+            ("ünïc", "ünïcode", false, Multilingual, false),
+            ("the", "the", true, English, false), // english skips stop tokens
+            ("the", "the", true, Multilingual, true),
+            ("there", "therefore", true, Multilingual, true),
+            ("编程", "编程", false, Multilingual, true),
+            ("编", "编程", false, Multilingual, false), // CJK: exact only
+        ];
+        for (query, record, stop, analyzer, expected) in cases {
+            assert_eq!(
+                token_matches(&q(query), &t(record, stop), analyzer),
+                expected,
+                "{query} vs {record} ({analyzer:?}, stop {stop})"
+            );
+        }
+    }
+
+    #[test]
+    fn phrase_boundaries_table() {
+        let cases = [
+            ("connection refused by server", "connection refused", true),
+            ("the connection refused", "connection refused", true),
+            ("reconnection refused", "connection refused", false),
+            ("connection refusedx", "connection refused", false),
+            ("connection refused", "connection refused", true),
+            ("a connection refused b", "connection refused", true),
+            ("xx 数据库连接 yy", "数据库连接", true),
+            ("这个数据库连接失败", "数据库连接", true), // CJK edges need no boundary
+            ("abc数据库 连接x", "数据库 连接", true),
+            ("trust 编程", "rust 编程", false), // a latin edge needs a boundary
+            ("a rust 编程x", "rust 编程", true),
+            ("", "a b", false),
+        ];
+        for (haystack, needle, expected) in cases {
+            assert_eq!(
+                phrase_occurs(haystack, needle),
+                expected,
+                "{needle:?} in {haystack:?}"
+            );
+        }
+    }
+}

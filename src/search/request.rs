@@ -1,0 +1,298 @@
+//! A search request and the validation of its options (SPEC §3, §6): the same rules serve the
+//! command line, `--queries` batch lines and the MCP server.
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::record::Timestamp;
+use crate::text::{self, TextAnalyzer};
+
+/// Default number of results.
+pub const DEFAULT_LIMIT: usize = 10;
+/// Largest number of results; larger limits are clamped with a notice.
+pub const MAX_LIMIT: usize = 200;
+
+/// A ranking profile (SPEC §4–5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The default, SPEC §4.
+    Standard,
+}
+
+impl Profile {
+    /// Parses a profile name.
+    pub fn parse(name: &str) -> Result<Profile> {
+        match name {
+            "standard" => Ok(Profile::Standard),
+            other => Err(Error::query(
+                ErrorCode::UnknownProfile,
+                format!("--profile {other:?}: unknown profile (this build has: standard)"),
+            )),
+        }
+    }
+
+    /// The profile's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Standard => "standard",
+        }
+    }
+}
+
+/// Where a search reads from (SPEC §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// The index, falling back to a scan of the stored records when it cannot be used.
+    #[default]
+    Auto,
+    /// The index only: fail rather than fall back.
+    Index,
+    /// Scan the stored records on purpose.
+    Scan,
+}
+
+/// One search: the query and its validated options.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// The query text; any text is valid.
+    pub query: String,
+    /// At most this many results (1–200).
+    pub limit: usize,
+    /// Keep results whose normalizedScore is at least this fraction.
+    pub min_score: Option<f64>,
+    /// `--project-context`.
+    pub project_context: Option<String>,
+    /// `--tag`, each required.
+    pub tags: Vec<String>,
+    /// `--type`, trimmed and lowercased.
+    pub memory_type: Option<String>,
+    /// The ranking profile.
+    pub profile: Profile,
+    /// The reference time; the clock when absent.
+    pub now: Option<Timestamp>,
+    /// `--explain ID`.
+    pub explain: Option<String>,
+    /// `--full`: include each result's whole record.
+    pub full: bool,
+    /// Index, scan, or index with fallback.
+    pub backend: Backend,
+    /// Notices produced while validating (clamped values).
+    pub notices: Vec<String>,
+}
+
+impl SearchRequest {
+    /// A request for `query` with every option at its default.
+    pub fn new(query: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            limit: DEFAULT_LIMIT,
+            min_score: None,
+            project_context: None,
+            tags: Vec::new(),
+            memory_type: None,
+            profile: Profile::Standard,
+            now: None,
+            explain: None,
+            full: false,
+            backend: Backend::Auto,
+            notices: Vec::new(),
+        }
+    }
+
+    /// Sets the option `name` (a flag name without dashes, e.g. `limit`, `min-score`) from its
+    /// textual value, validating it. Flags without a value (`full`) take `None`.
+    pub fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<()> {
+        let flag = format!("--{name}");
+        let need = |value: Option<&str>| -> Result<String> {
+            value.map(str::to_string).ok_or_else(|| {
+                Error::query(ErrorCode::InvalidOption, format!("{flag} needs a value"))
+            })
+        };
+        match name {
+            "limit" => {
+                let v = need(value)?;
+                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                if n < 1 {
+                    return Err(Error::query(
+                        ErrorCode::InvalidLimit,
+                        format!("{flag} {n}: must be at least 1"),
+                    ));
+                }
+                self.limit = if n as u64 > MAX_LIMIT as u64 {
+                    self.notices
+                        .push(format!("{flag} {n} clamped to {MAX_LIMIT}"));
+                    MAX_LIMIT
+                } else {
+                    n as usize
+                };
+            }
+            "min-score" | "minScore" => {
+                let v = need(value)?;
+                let x: f64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                self.min_score = Some(min_score_fraction(x).ok_or_else(|| {
+                    Error::query(
+                        ErrorCode::InvalidMinScore,
+                        format!(
+                            "--min-score {v}: must be a fraction in [0, 1] or a percentage in (1, 100]"
+                        ),
+                    )
+                })?);
+            }
+            "project-context" | "projectContext" => {
+                let v = need(value)?;
+                if TextAnalyzer::new(false)
+                    .tokens(&v, text::route(&v))
+                    .is_empty()
+                {
+                    return Err(Error::query(
+                        ErrorCode::InvalidProjectContext,
+                        format!("--project-context {v:?} has no searchable tokens"),
+                    ));
+                }
+                self.project_context = Some(v);
+            }
+            "tag" => {
+                let v = need(value)?;
+                if text::phrase(&v).is_empty() {
+                    return Err(Error::query(
+                        ErrorCode::InvalidTag,
+                        format!("--tag {v:?} has no words"),
+                    ));
+                }
+                self.tags.push(v);
+            }
+            "type" => {
+                let v = need(value)?;
+                let t = v.trim().to_lowercase();
+                if t.is_empty() {
+                    return Err(Error::query(
+                        ErrorCode::InvalidOption,
+                        "--type needs a non-blank memory type",
+                    ));
+                }
+                self.memory_type = Some(t);
+            }
+            "profile" => self.profile = Profile::parse(&need(value)?)?,
+            "now" => {
+                let v = need(value)?;
+                self.now = Some(Timestamp::parse(v.trim()).map_err(|e| {
+                    Error::query(
+                        ErrorCode::InvalidOption,
+                        format!("--now {v:?} is not an RFC 3339 timestamp: {e}"),
+                    )
+                })?);
+            }
+            "explain" => self.explain = Some(need(value)?),
+            "full" => self.full = parse_bool(&flag, value)?,
+            "backend" => {
+                let v = need(value)?;
+                self.backend = match v.as_str() {
+                    "auto" => Backend::Auto,
+                    "index" => Backend::Index,
+                    "scan" => Backend::Scan,
+                    _ => {
+                        return Err(Error::query(
+                            ErrorCode::InvalidOption,
+                            format!("--backend {v:?}: expected auto, index or scan"),
+                        ))
+                    }
+                };
+            }
+            _ => {
+                return Err(Error::query(
+                    ErrorCode::InvalidOption,
+                    format!("unknown option {flag}"),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Maps a `--min-score` value to a fraction: [0, 1] as is, (1, 100] divided by 100.
+pub fn min_score_fraction(x: f64) -> Option<f64> {
+    if !x.is_finite() || !(0.0..=100.0).contains(&x) {
+        None
+    } else if x <= 1.0 {
+        Some(x)
+    } else {
+        Some(x / 100.0)
+    }
+}
+
+fn parse_bool(flag: &str, value: Option<&str>) -> Result<bool> {
+    match value {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => Err(unparsable(flag, v)),
+    }
+}
+
+fn unparsable(flag: &str, value: &str) -> Error {
+    Error::query(
+        ErrorCode::InvalidOption,
+        format!("{flag} {value:?}: not a valid value"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code_of(name: &str, value: &str) -> Option<ErrorCode> {
+        SearchRequest::new("q")
+            .set_option(name, Some(value))
+            .err()
+            .map(|e| e.code())
+    }
+
+    #[test]
+    fn option_validation_table() {
+        use ErrorCode::*;
+        let cases = [
+            ("limit", "0", Some(InvalidLimit)),
+            ("limit", "-3", Some(InvalidLimit)),
+            ("limit", "abc", Some(InvalidOption)),
+            ("limit", "1", None),
+            ("limit", "500", None),
+            ("min-score", "150", Some(InvalidMinScore)),
+            ("min-score", "-0.1", Some(InvalidMinScore)),
+            ("min-score", "NaN", Some(InvalidMinScore)),
+            ("min-score", "inf", Some(InvalidMinScore)),
+            ("min-score", "x", Some(InvalidOption)),
+            ("min-score", "100", None),
+            ("min-score", "0", None),
+            ("project-context", "the of", Some(InvalidProjectContext)),
+            ("project-context", "!!!", Some(InvalidProjectContext)),
+            ("project-context", "payments", None),
+            ("tag", " - ", Some(InvalidTag)),
+            ("tag", "rust", None),
+            ("type", "  ", Some(InvalidOption)),
+            ("profile", "nope", Some(UnknownProfile)),
+            ("now", "yesterday", Some(InvalidOption)),
+            ("now", "2026-01-01T00:00:00Z", None),
+            ("backend", "disk", Some(InvalidOption)),
+            ("bogus", "1", Some(InvalidOption)),
+        ];
+        for (name, value, expected) in cases {
+            assert_eq!(code_of(name, value), expected, "--{name} {value}");
+        }
+    }
+
+    #[test]
+    fn min_score_fraction_and_percentage() {
+        assert_eq!(min_score_fraction(0.5), Some(0.5));
+        assert_eq!(min_score_fraction(1.0), Some(1.0));
+        assert_eq!(min_score_fraction(50.0), Some(0.5));
+        assert_eq!(min_score_fraction(100.0), Some(1.0));
+        assert_eq!(min_score_fraction(100.5), None);
+    }
+
+    #[test]
+    fn limit_above_200_is_clamped_with_a_notice() {
+        let mut request = SearchRequest::new("q");
+        request.set_option("limit", Some("201")).unwrap();
+        assert_eq!(request.limit, 200);
+        assert_eq!(request.notices.len(), 1);
+        request.set_option("limit", Some("200")).unwrap();
+        assert_eq!(request.notices.len(), 1);
+    }
+}

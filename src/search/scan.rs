@@ -1,0 +1,154 @@
+//! Candidates by scanning the stored records: the degraded mode of SPEC §9 and the reference
+//! the index is tested against. It applies the matching rules of SPEC §3 token by token.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::format::codec::StoredRecord;
+use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::search::filters::Filters;
+use crate::search::index_source::record_has_phrase;
+use crate::search::query::{token_matches, PreparedQuery};
+use crate::search::{standard, DocRef, Hit, Matched, Source, TokenGroups};
+use crate::text::{IndexToken, TextAnalyzer};
+
+/// Every live record, decoded, with what the columns would hold.
+pub(crate) struct ScanSource {
+    records: Vec<StoredRecord>,
+    superseded_by: Vec<Option<String>>,
+    by_id: HashMap<String, u32>,
+    analyzer: TextAnalyzer,
+}
+
+impl ScanSource {
+    /// Prepares a scan over `records` (the live records, in index order).
+    pub fn new(records: Vec<StoredRecord>, stem: bool) -> ScanSource {
+        let by_id: HashMap<String, u32> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.record.id.clone(), i as u32))
+            .collect();
+        let mut smallest: HashMap<&str, &str> = HashMap::new();
+        for r in &records {
+            if let Some(target) = r.record.supersedes.as_deref() {
+                let id = r.record.id.as_str();
+                smallest
+                    .entry(target)
+                    .and_modify(|s| {
+                        if id.as_bytes() < s.as_bytes() {
+                            *s = id;
+                        }
+                    })
+                    .or_insert(id);
+            }
+        }
+        let superseded_by = records
+            .iter()
+            .map(|r| smallest.get(r.record.id.as_str()).map(|s| s.to_string()))
+            .collect();
+        ScanSource {
+            records,
+            superseded_by,
+            by_id,
+            analyzer: TextAnalyzer::new(stem),
+        }
+    }
+
+    fn group_masks(
+        &self,
+        record: &crate::record::Record,
+        query: &PreparedQuery,
+    ) -> [u32; GROUP_COUNT] {
+        let mut masks = [0u32; GROUP_COUNT];
+        let mut tokens: Vec<IndexToken> = Vec::new();
+        for g in FieldGroup::ALL {
+            tokens.clear();
+            for value in record.group_values(g) {
+                self.analyzer.index_tokens(value, &mut tokens);
+            }
+            for (i, q) in query.tokens.iter().enumerate() {
+                if tokens.iter().any(|t| token_matches(q, t, query.analyzer)) {
+                    masks[g as usize] |= 1 << i;
+                }
+            }
+        }
+        masks
+    }
+}
+
+impl Source for ScanSource {
+    fn name(&self) -> &'static str {
+        "scan"
+    }
+
+    fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
+        let evaluated: Vec<Option<(u32, [u32; GROUP_COUNT], bool)>> = self
+            .records
+            .par_iter()
+            .enumerate()
+            .map(|(i, stored)| {
+                if filters.rejects(&stored.record, &self.analyzer).is_some() {
+                    return None;
+                }
+                let masks = self.group_masks(&stored.record, query);
+                let phrase = match &query.phrase {
+                    Some(p) if standard::field_sum(&masks) > 0 => {
+                        record_has_phrase(&stored.record, p)
+                    }
+                    _ => false,
+                };
+                Some((i as u32, masks, phrase))
+            })
+            .collect();
+
+        let passing = evaluated.iter().flatten().count();
+        let mut token_groups: TokenGroups = vec![Default::default(); query.tokens.len()];
+        let mut hits = Vec::new();
+        for (doc, masks, phrase) in evaluated.into_iter().flatten() {
+            let field_sum = standard::field_sum(&masks);
+            if field_sum == 0 && !query.is_empty() {
+                continue;
+            }
+            let mut coverage_mask = 0;
+            for (g, mask) in masks.iter().enumerate() {
+                coverage_mask |= mask;
+                for (t, groups) in token_groups.iter_mut().enumerate() {
+                    if mask & (1 << t) != 0 {
+                        groups[g].insert(doc);
+                    }
+                }
+            }
+            let record = &self.records[doc as usize].record;
+            hits.push(Hit {
+                doc: DocRef { segment: 0, doc },
+                id: &record.id,
+                field_sum,
+                coverage_mask,
+                phrase,
+                feedback: record.feedback,
+                created_at: record
+                    .created_at
+                    .as_ref()
+                    .map(|t| (t.unix_seconds(), t.subsec_nanos())),
+                supersedes: record.supersedes.as_deref(),
+                superseded_by: self.superseded_by[doc as usize].as_deref(),
+            });
+        }
+        Ok(Matched {
+            live: self.records.len(),
+            passing,
+            hits,
+            token_groups: vec![token_groups],
+        })
+    }
+
+    fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
+        Ok(self.records[doc.doc as usize].clone())
+    }
+
+    fn find(&self, id: &str) -> Result<Option<DocRef>> {
+        Ok(self.by_id.get(id).map(|&doc| DocRef { segment: 0, doc }))
+    }
+}
