@@ -36,7 +36,7 @@ pub enum Command {
     /// Build a new index from JSON arrays, JSON Lines, or directories of .json files.
     Build(BuildArgs),
     /// Search the index.
-    Search(SearchArgs),
+    Search(Box<SearchArgs>),
     /// Print one stored record, by id or locator.
     Show {
         /// The record's id or locator (`file:line`).

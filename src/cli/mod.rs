@@ -81,10 +81,37 @@ fn clap_failure(error: clap::Error, argv: &[OsString]) -> i32 {
         let _ = error.print();
         return 0;
     }
-    let format = args::format_from_raw(argv);
+    let printer = Printer::new(args::format_from_raw(argv));
+    if let Some(earlier) = earlier_invalid_search_option(&error, argv) {
+        return printer.error(&earlier);
+    }
     let message = error.render().to_string();
-    let message = message.trim_end().to_string();
-    Printer::new(format).error(&Error::query(ErrorCode::InvalidOption, message))
+    printer.error(&Error::query(
+        ErrorCode::InvalidOption,
+        message.trim_end().to_string(),
+    ))
+}
+
+/// SPEC §6 reports the first invalid option in command-line order. clap stops at an unknown
+/// flag, so the options before it are validated here first.
+fn earlier_invalid_search_option(error: &clap::Error, argv: &[OsString]) -> Option<Error> {
+    use clap::error::{ContextKind, ContextValue};
+    let ContextValue::String(unknown) = error.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let unknown = unknown.split('=').next()?;
+    let search_at = argv.iter().position(|a| a == "search")?;
+    let cut = search_at
+        + 1
+        + argv[search_at + 1..]
+            .iter()
+            .position(|a| a.to_string_lossy().split('=').next() == Some(unknown))?;
+    let matches = Cli::command().try_get_matches_from(&argv[..cut]).ok()?;
+    let search = matches.subcommand_matches("search")?;
+    let mut request = SearchRequest::new("");
+    args::ordered_search_options(search)
+        .into_iter()
+        .find_map(|(name, value)| request.set_option(name, value.as_deref()).err())
 }
 
 fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i32> {

@@ -20,7 +20,7 @@ pub struct StoredRecord {
     pub locator: String,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Wire {
     locator: String,
     id: String,
@@ -53,29 +53,58 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<DECODE_LIMIT>()
 }
 
+/// The borrowed twin of [`Wire`]: serde encodes `&str`/`&[String]` exactly as
+/// `String`/`Vec<String>`, so encoding needs no copy of the record.
+#[derive(Serialize)]
+struct WireRef<'a> {
+    locator: &'a str,
+    id: &'a str,
+    title: &'a str,
+    task: Option<&'a str>,
+    problems: &'a [String],
+    solution: Option<&'a str>,
+    why_it_worked: Option<&'a str>,
+    failed_attempts: &'a [String],
+    warnings: &'a [String],
+    tags: &'a [String],
+    entities: &'a [String],
+    project_context: Option<&'a str>,
+    applicability: Option<&'a str>,
+    verification: Option<&'a str>,
+    confidence: Option<f64>,
+    salience: Option<f64>,
+    created_at: Option<&'a str>,
+    updated_at: Option<&'a str>,
+    feedback: [u64; 5],
+    memory_type: Option<&'a str>,
+    decay_factor: Option<f64>,
+    pinned: Option<bool>,
+    supersedes: Option<&'a str>,
+    extra: String,
+}
+
 /// Encodes a record and its locator.
-pub fn encode(record: &Record, locator: &str) -> Vec<u8> {
-    let r = record.clone();
+pub fn encode(r: &Record, locator: &str) -> Vec<u8> {
     let f = r.feedback;
-    let wire = Wire {
-        locator: locator.to_string(),
-        id: r.id,
-        title: r.title,
-        task: r.task,
-        problems: r.problems,
-        solution: r.solution,
-        why_it_worked: r.why_it_worked,
-        failed_attempts: r.failed_attempts,
-        warnings: r.warnings,
-        tags: r.tags,
-        entities: r.entities,
-        project_context: r.project_context,
-        applicability: r.applicability,
-        verification: r.verification,
+    let wire = WireRef {
+        locator,
+        id: &r.id,
+        title: &r.title,
+        task: r.task.as_deref(),
+        problems: &r.problems,
+        solution: r.solution.as_deref(),
+        why_it_worked: r.why_it_worked.as_deref(),
+        failed_attempts: &r.failed_attempts,
+        warnings: &r.warnings,
+        tags: &r.tags,
+        entities: &r.entities,
+        project_context: r.project_context.as_deref(),
+        applicability: r.applicability.as_deref(),
+        verification: r.verification.as_deref(),
         confidence: r.confidence,
         salience: r.salience,
-        created_at: r.created_at.map(|t| t.as_str().to_string()),
-        updated_at: r.updated_at.map(|t| t.as_str().to_string()),
+        created_at: r.created_at.as_ref().map(|t| t.as_str()),
+        updated_at: r.updated_at.as_ref().map(|t| t.as_str()),
         feedback: [
             f.success,
             f.partial,
@@ -83,11 +112,11 @@ pub fn encode(record: &Record, locator: &str) -> Vec<u8> {
             f.not_applicable,
             f.outdated,
         ],
-        memory_type: r.memory_type,
+        memory_type: r.memory_type.as_deref(),
         decay_factor: r.decay_factor,
         pinned: r.pinned,
-        supersedes: r.supersedes,
-        extra: serde_json::Value::Object(r.extra).to_string(),
+        supersedes: r.supersedes.as_deref(),
+        extra: serde_json::to_string(&r.extra).expect("JSON values serialize"),
     };
     bincode::serde::encode_to_vec(&wire, config()).expect("encoding to a Vec cannot fail")
 }
@@ -145,4 +174,34 @@ pub fn decode(bytes: &[u8]) -> Result<StoredRecord, String> {
             extra,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_every_field_and_rejects_damage() {
+        let value = serde_json::json!({
+            "id": "x-1", "title": "T", "task": "do", "problems": ["p1", "p2"],
+            "solution": "s", "whyItWorked": "w", "failedAttempts": ["f"], "warnings": ["careful"],
+            "tags": ["a", "b"], "entities": ["Tokio"], "projectContext": "ctx",
+            "applicability": "when", "verification": "cargo test", "confidence": 0.5,
+            "salience": 0.9, "createdAt": "2025-01-02T03:04:05.5+02:00",
+            "updatedAt": "2025-01-03T00:00:00Z", "feedback": {"success": 2, "outdated": 1},
+            "memoryType": "Semantic", "decayFactor": 0.01, "pinned": true, "supersedes": "x-0",
+            "agent": {"name": "claude"}
+        });
+        let record = Record::from_json(&value).unwrap();
+        let bytes = encode(&record, "f.jsonl:3");
+        let stored = decode(&bytes).unwrap();
+        assert_eq!(stored.record, record);
+        assert_eq!(stored.locator, "f.jsonl:3");
+        assert!(decode(&bytes[..bytes.len() - 1]).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_err());
+        // A huge length prefix is refused by the size limit instead of allocated.
+        assert!(decode(&[0xFF; 16]).is_err());
+    }
 }

@@ -45,20 +45,22 @@ pub fn canonical_json(value: &Value) -> String {
 /// assert!(id.starts_with("r-") && id.len() == 18);
 /// ```
 pub fn derived_id(object_without_id: &Value) -> String {
-    id_from_canonical(&canonical_json(object_without_id))
+    let mut hasher = Sha256::new();
+    write_value(&mut hasher, object_without_id);
+    id_from_digest(hasher)
 }
 
 /// [`derived_id`] of `object` with its top-level `id` member (whatever its value) left out,
 /// without copying the object.
 pub(crate) fn derived_id_skipping_id(object: &Map<String, Value>) -> String {
-    let mut out = String::new();
-    write_object(&mut out, object, Some("id"));
-    id_from_canonical(&out)
+    let mut hasher = Sha256::new();
+    write_object(&mut hasher, object, Some("id"));
+    id_from_digest(hasher)
 }
 
-fn id_from_canonical(canonical: &str) -> String {
+fn id_from_digest(hasher: Sha256) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(canonical.as_bytes());
+    let digest = hasher.finalize();
     let mut id = String::with_capacity(18);
     id.push_str("r-");
     for &byte in &digest[..8] {
@@ -68,55 +70,87 @@ fn id_from_canonical(canonical: &str) -> String {
     id
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Where canonical JSON goes: a `String`, or straight into a hash.
+trait Sink {
+    fn put(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, text: &str) {
+        self.push_str(text);
+    }
+}
+
+impl Sink for Sha256 {
+    fn put(&mut self, text: &str) {
+        self.update(text.as_bytes());
+    }
+}
+
+fn write_value(out: &mut impl Sink, value: &Value) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
+        Value::Null => out.put("null"),
+        Value::Bool(true) => out.put("true"),
+        Value::Bool(false) => out.put("false"),
         Value::Number(number) => write_number(out, number),
         Value::String(text) => write_string(out, text),
         Value::Array(items) => {
-            out.push('[');
+            out.put("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
                 write_value(out, item);
             }
-            out.push(']');
+            out.put("]");
         }
         Value::Object(map) => write_object(out, map, None),
     }
 }
 
-fn write_object(out: &mut String, map: &Map<String, Value>, skip: Option<&str>) {
+fn write_object(out: &mut impl Sink, map: &Map<String, Value>, skip: Option<&str>) {
     let mut members: Vec<(&String, &Value)> = map
         .iter()
         .filter(|(key, _)| Some(key.as_str()) != skip)
         .collect();
-    members.sort_by(|(a, _), (b, _)| compare_utf16(a, b));
-    out.push('{');
+    members.sort_unstable_by(|(a, _), (b, _)| compare_utf16(a, b));
+    out.put("{");
     for (i, (key, value)) in members.into_iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.put(",");
         }
         write_string(out, key);
-        out.push(':');
+        out.put(":");
         write_value(out, value);
     }
-    out.push('}');
+    out.put("}");
 }
 
 /// Compare two strings as sequences of UTF-16 code units (RFC 8785 §3.2.3).
+///
+/// UTF-8 byte order is code point order, and UTF-16 order differs from it only between a
+/// character in U+E000..=U+FFFF (UTF-8 lead byte 0xEE or 0xEF) and a supplementary one (lead
+/// byte 0xF0..=0xF4, UTF-16 surrogates 0xD800..=0xDFFF, which sort lower). Where the first
+/// differing byte is a continuation byte, both characters share a lead byte and so a range.
 fn compare_utf16(a: &str, b: &str) -> std::cmp::Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        // UTF-8 byte order and UTF-16 order agree on ASCII; this is the common case.
-        return a.cmp(b);
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some((&x, &y)) => {
+            let bmp_high = |byte: u8| (0xEE..=0xEF).contains(&byte);
+            let supplementary = |byte: u8| byte >= 0xF0;
+            if bmp_high(x) && supplementary(y) {
+                std::cmp::Ordering::Greater
+            } else if supplementary(x) && bmp_high(y) {
+                std::cmp::Ordering::Less
+            } else {
+                x.cmp(&y)
+            }
+        }
     }
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_number(out: &mut String, number: &serde_json::Number) {
+fn write_number(out: &mut impl Sink, number: &serde_json::Number) {
     // JSON numbers are IEEE 754 doubles for JCS: integers are converted (rounding to nearest,
     // ties to even, as parsing their decimal text would) and written like any other double.
     let double = if let Some(n) = number.as_u64() {
@@ -128,43 +162,47 @@ fn write_number(out: &mut String, number: &serde_json::Number) {
     };
     if double == 0.0 {
         // ECMAScript writes -0 as "0".
-        out.push('0');
+        out.put("0");
         return;
     }
     let mut buffer = ryu_js::Buffer::new();
-    out.push_str(buffer.format(double));
+    out.put(buffer.format(double));
 }
 
-fn write_string(out: &mut String, text: &str) {
+fn write_string(out: &mut impl Sink, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
+    out.put("\"");
     let mut plain_from = 0;
     for (i, byte) in text.bytes().enumerate() {
-        let escape: Option<&str> = match byte {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\x08' => Some("\\b"),
-            b'\t' => Some("\\t"),
-            b'\n' => Some("\\n"),
-            b'\x0c' => Some("\\f"),
-            b'\r' => Some("\\r"),
-            0..=0x1f => Some(""),
-            _ => None,
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\x08' => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            b'\x0c' => "\\f",
+            b'\r' => "\\r",
+            0..=0x1f => "",
+            _ => continue,
         };
-        if let Some(escape) = escape {
-            out.push_str(&text[plain_from..i]);
-            if escape.is_empty() {
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(byte >> 4)]));
-                out.push(char::from(HEX[usize::from(byte & 0xf)]));
-            } else {
-                out.push_str(escape);
-            }
-            plain_from = i + 1;
+        out.put(&text[plain_from..i]);
+        if escape.is_empty() {
+            let hex = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ];
+            out.put(std::str::from_utf8(&hex).unwrap_or_default());
+        } else {
+            out.put(escape);
         }
+        plain_from = i + 1;
     }
-    out.push_str(&text[plain_from..]);
-    out.push('"');
+    out.put(&text[plain_from..]);
+    out.put("\"");
 }
 
 #[cfg(test)]
@@ -344,6 +382,31 @@ mod tests {
         let mut with_id = object.as_object().unwrap().clone();
         with_id.insert("id".into(), Value::Null);
         assert_eq!(derived_id_skipping_id(&with_id), PYTHON_DERIVED_ID);
+    }
+
+    #[test]
+    fn hashing_the_stream_equals_hashing_the_text() {
+        let value =
+            json!({"b": "\u{1}\u{1f600}", "a": [1.5, null, {"\u{e000}": 1, "\u{10000}": 2}]});
+        let text = canonical_json(&value);
+        let mut hasher = Sha256::new();
+        hasher.update(text.as_bytes());
+        assert_eq!(derived_id(&value), id_from_digest(hasher));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn utf16_comparison_matches_encode_utf16(
+            a in "[a\u{7f}\u{80}\u{d7ff}\u{e000}\u{ffff}\u{10000}\u{10ffff}]{0,4}",
+            b in "[a\u{7f}\u{80}\u{d7ff}\u{e000}\u{ffff}\u{10000}\u{10ffff}]{0,4}",
+        ) {
+            proptest::prop_assert_eq!(compare_utf16(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
+
+        #[test]
+        fn utf16_comparison_matches_on_any_strings(a in ".{0,6}", b in ".{0,6}") {
+            proptest::prop_assert_eq!(compare_utf16(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
     }
 
     const PYTHON_DERIVED_ID: &str = "r-c37d58d281f1110e";

@@ -7,7 +7,7 @@
 //! | form | when | one record per |
 //! |---|---|---|
 //! | JSON array | the first non-whitespace character is `[` | array element |
-//! | JSON document | a `.json` file whose first non-blank line is not a whole JSON value (a pretty-printed object) | file |
+//! | JSON document | a `.json` file whose first non-blank line ends inside a JSON value (a pretty-printed object) | file |
 //! | JSON Lines | anything else (blank lines skipped) | line |
 //!
 //! Every record carries a locator `PATH:LINE`: the path as given (or as joined from its
@@ -22,7 +22,7 @@
 //! file that does not parse as an array, still fails the whole read.
 
 use super::strict_json::parse_value;
-use super::validate::{not_an_object, preview, record_from_object};
+use super::validate::{compact_size_bound, not_an_object, preview, record_from_parsed_object};
 use super::Record;
 use crate::error::{Error, ErrorCode, RecordError};
 use rayon::prelude::*;
@@ -96,6 +96,12 @@ impl FieldMap {
         self.pairs.is_empty()
     }
 
+    /// More bytes than renaming can add to an object's JSON: each key is renamed at most once,
+    /// and each byte of a target name takes at most 6 bytes escaped.
+    fn max_growth(&self) -> usize {
+        self.pairs.iter().map(|(_, target)| 6 * target.len()).sum()
+    }
+
     fn target(&self, key: &str) -> Option<&str> {
         self.pairs
             .iter()
@@ -108,7 +114,7 @@ impl FieldMap {
     /// the value later in input order wins at the earlier one's position; the input reader
     /// uses [`FieldMap::try_apply`], which rejects that instead.
     pub fn apply(&self, object: &mut Map<String, Value>) {
-        if !object.keys().any(|key| self.target(key).is_some()) {
+        if self.pairs.is_empty() || !object.keys().any(|key| self.target(key).is_some()) {
             return;
         }
         let original = std::mem::take(object);
@@ -237,18 +243,23 @@ pub fn parse_record_text(text: &str, locator: &str, field_map: &FieldMap) -> Res
         locator: locator.to_owned(),
         message: e.to_string(),
     })?;
-    record_from_value(value, field_map).map_err(|source| Error::InvalidRecord {
+    record_from_value(value, text.len(), field_map).map_err(|source| Error::InvalidRecord {
         locator: locator.to_owned(),
         source,
     })
 }
 
-/// Field-map and validate one parsed value.
-fn record_from_value(value: Value, field_map: &FieldMap) -> Result<Record, RecordError> {
+/// Field-map and validate one value parsed from `source_len` bytes of text.
+fn record_from_value(
+    value: Value,
+    source_len: usize,
+    field_map: &FieldMap,
+) -> Result<Record, RecordError> {
     match value {
         Value::Object(mut map) => {
             field_map.try_apply(&mut map)?;
-            record_from_object(map)
+            let bound = compact_size_bound(source_len, field_map.max_growth());
+            record_from_parsed_object(map, Some(bound))
         }
         other => Err(not_an_object(&other)),
     }
@@ -306,7 +317,7 @@ fn read_file(
     let name = path.display().to_string();
     let outcomes = if body[first] == b'[' {
         read_array(&name, body, field_map)?
-    } else if has_extension(path, &["json"]) && !first_line_is_whole_value(body, first) {
+    } else if has_extension(path, &["json"]) && first_line_is_incomplete(body, first) {
         vec![read_document(&name, body, first, field_map)]
     } else {
         read_lines(&name, body, field_map)
@@ -321,13 +332,14 @@ fn read_file(
     Ok(())
 }
 
-/// Whether the line holding byte `first` is a whole JSON value by itself (JSON Lines).
-fn first_line_is_whole_value(body: &[u8], first: usize) -> bool {
+/// Whether the line holding byte `first` ends inside a JSON value (the start of a
+/// pretty-printed document) rather than holding a whole value or a broken one (JSON Lines).
+fn first_line_is_incomplete(body: &[u8], first: usize) -> bool {
     let end = body[first..]
         .iter()
         .position(|&b| b == b'\n')
         .map_or(body.len(), |n| first + n);
-    serde_json::from_slice::<serde::de::IgnoredAny>(&body[first..end]).is_ok()
+    serde_json::from_slice::<serde::de::IgnoredAny>(&body[first..end]).is_err_and(|e| e.is_eof())
 }
 
 /// 1-based line and column (in bytes) of byte `offset` of `body`.
@@ -408,13 +420,14 @@ fn read_array(name: &str, body: &[u8], field_map: &FieldMap) -> Result<Vec<Outco
                 error,
             };
             let where_ = || format!("{name}:{line} (array index {index})");
-            let value = parse_value(element.get()).map_err(|e| {
+            let text = element.get();
+            let value = parse_value(text).map_err(|e| {
                 skipped(Error::MalformedJson {
                     locator: where_(),
                     message: relocate(&e, line, column),
                 })
             })?;
-            let record = record_from_value(value, field_map).map_err(|source| {
+            let record = record_from_value(value, text.len(), field_map).map_err(|source| {
                 skipped(Error::InvalidRecord {
                     locator: where_(),
                     source,
@@ -450,7 +463,7 @@ fn read_document(name: &str, body: &[u8], first: usize, field_map: &FieldMap) ->
             message: e.to_string(),
         })
     })?;
-    let record = record_from_value(value, field_map).map_err(|source| {
+    let record = record_from_value(value, text.len(), field_map).map_err(|source| {
         skipped(Error::InvalidRecord {
             locator: locator.clone(),
             source,
@@ -497,7 +510,7 @@ fn read_lines(name: &str, body: &[u8], field_map: &FieldMap) -> Vec<Outcome> {
                     message,
                 })
             })?;
-            let record = record_from_value(value, field_map).map_err(|source| {
+            let record = record_from_value(value, text.len(), field_map).map_err(|source| {
                 skipped(Error::InvalidRecord {
                     locator: locator.clone(),
                     source,

@@ -6,6 +6,7 @@
 //! `duplicate key "…"` (with serde_json's line and column) instead.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
@@ -86,11 +87,16 @@ impl<'de> Visitor<'de> for StrictValue {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            // One hash lookup per key.
+            match map.entry(key) {
+                Entry::Occupied(earlier) => {
+                    let key = earlier.key();
+                    return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(access.next_value_seed(StrictValue)?);
+                }
             }
-            let value = access.next_value_seed(StrictValue)?;
-            map.insert(key, value);
         }
         Ok(Value::Object(map))
     }

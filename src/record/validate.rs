@@ -205,9 +205,36 @@ fn compact_size(map: &Map<String, Value>) -> usize {
     counter.0
 }
 
+/// How many times longer than its JSON source text the compact JSON of a value can be.
+///
+/// Compact JSON drops whitespace and never writes a string or key longer than any valid
+/// source spelling of it (escapes in the source are at least as long as serde_json's). Only
+/// numbers can grow: `1e15` (4 bytes) is written `1000000000000000.0` (18 bytes), and `-0`
+/// becomes `-0.0`; no number grows by more than 4.5 times.
+const MAX_COMPACT_GROWTH: usize = 5;
+
 /// Validate an input object; see [`Record::from_json`].
 pub(crate) fn record_from_object(map: Map<String, Value>) -> Result<Record, RecordError> {
-    let size = compact_size(&map);
+    record_from_parsed_object(map, None)
+}
+
+/// An upper bound of the compact JSON size of an object parsed from `source_len` bytes of
+/// JSON text whose keys were then renamed, adding at most `renamed_growth` bytes.
+pub(crate) fn compact_size_bound(source_len: usize, renamed_growth: usize) -> usize {
+    source_len
+        .saturating_mul(MAX_COMPACT_GROWTH)
+        .saturating_add(renamed_growth)
+}
+
+/// [`record_from_object`] for an object whose compact JSON is known to be at most
+/// `size_bound` bytes (see [`compact_size_bound`]): when that is within [`MAX_RECORD_BYTES`],
+/// the size is not measured.
+pub(crate) fn record_from_parsed_object(
+    map: Map<String, Value>,
+    size_bound: Option<usize>,
+) -> Result<Record, RecordError> {
+    let surely_small = size_bound.is_some_and(|bound| bound <= MAX_RECORD_BYTES);
+    let size = if surely_small { 0 } else { compact_size(&map) };
     if size > MAX_RECORD_BYTES {
         return Err(RecordError::new(
             "(record)",
@@ -412,7 +439,7 @@ fn number(field: &str, value: &Value, max: Option<f64>) -> Result<Option<f64>, R
     match value {
         Value::Null => Ok(None),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x >= 0.0 && max.is_none_or(|max| x <= max) => Ok(Some(x)),
+            Some(x) if x >= 0.0 && max.map_or(true, |max| x <= max) => Ok(Some(x)),
             _ => Err(RecordError::new(
                 field,
                 preview(value),
@@ -551,4 +578,64 @@ pub(crate) fn record_to_json(record: &Record) -> Value {
         map.insert(key.clone(), value.clone());
     }
     Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn growth_holds(source: &str) -> bool {
+        let value: Value = serde_json::from_str(source).unwrap();
+        let compact = serde_json::to_string(&value).unwrap();
+        compact.len() * 2 <= source.len() * 9
+    }
+
+    #[test]
+    fn compact_json_grows_at_most_4_5_times() {
+        let cases = [
+            "1e15",
+            "1E15",
+            "1e9",
+            "-0",
+            "-0.0",
+            "1e-5",
+            "1e-7",
+            "1e16",
+            "1e2",
+            "5e-324",
+            "123456789e6",
+            "1e+15",
+            "0e0",
+            "\"\\u00e9\"",
+            "\"\\n\"",
+            "\"\\/\"",
+            "[1e15,1e15]",
+            "{\"a\":1e15}",
+            "\"\\ud83d\\ude00\"",
+            "\"\\u0001\"",
+            "true",
+            "null",
+        ];
+        for source in cases {
+            assert!(growth_holds(source), "{source}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn numbers_grow_at_most_4_5_times(bits in any::<u64>()) {
+            let x = f64::from_bits(bits);
+            prop_assume!(x.is_finite());
+            // The shortest spellings of x that parse back to it.
+            prop_assert!(growth_holds(&format!("{x:e}")), "{:e}", x);
+            prop_assert!(growth_holds(&format!("{x}")), "{}", x);
+        }
+
+        #[test]
+        fn integers_grow_at_most_4_5_times(n in any::<i64>(), m in any::<u64>()) {
+            prop_assert!(growth_holds(&n.to_string()));
+            prop_assert!(growth_holds(&m.to_string()));
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Input reading: forms, locators, errors, `--field-map`, `--skip-invalid`.
 
 use super::*;
-use crate::record::derived_id;
+use crate::record::{derived_id, MAX_RECORD_BYTES};
 use serde_json::json;
 use std::fs;
 
@@ -93,6 +93,7 @@ fn forms_are_chosen_by_content_and_extension() {
             &[1, 2],
         ),
         ("one.json", "{\"title\": \"a\"}", &["a"], &[1]),
+        ("pretty-two.json", "{\"title\":\n \"a\"}\n", &["a"], &[1]),
         ("array.jsonl", "  [{\"title\": \"a\"}]", &["a"], &[1]),
         (
             "lines.txt",
@@ -291,8 +292,14 @@ fn skip_invalid_reports_every_skipped_record_in_order() {
     );
     let second = inputs.file("2.json", "{\n  \"title\": 5\n}\n");
     let third = inputs.file("3.json", "{\n  \"title\": \"c\",\n}\n");
-    let batch = read(&[first.clone(), second.clone(), third.clone()], true).unwrap();
-    assert_eq!(titles(&batch), ["a", "b"]);
+    // A .json file of JSON Lines whose first line is broken is still read line by line.
+    let fourth = inputs.file("4.json", "{\"title\": NaN}\n{\"title\": \"d\"}\n");
+    let batch = read(
+        &[first.clone(), second.clone(), third.clone(), fourth.clone()],
+        true,
+    )
+    .unwrap();
+    assert_eq!(titles(&batch), ["a", "b", "d"]);
     let skipped: Vec<&str> = batch.skipped.iter().map(|s| s.locator.as_str()).collect();
     let expected = [
         format!("{}:2", first.display()),
@@ -300,6 +307,7 @@ fn skip_invalid_reports_every_skipped_record_in_order() {
         format!("{}:5", first.display()),
         format!("{}:1", second.display()),
         format!("{}:1", third.display()),
+        format!("{}:1", fourth.display()),
     ];
     assert_eq!(skipped, expected);
     assert!(matches!(
@@ -513,4 +521,32 @@ fn parallel_parsing_keeps_input_order() {
     assert_eq!(skipped, one_skipped);
     assert_eq!(skipped.len(), 715);
     assert_eq!(skipped[1], format!("{}:10", jsonl.display()));
+}
+
+#[test]
+fn record_size_is_measured_on_compact_json() {
+    let inputs = Inputs::new();
+    let pad = "a".repeat(MAX_RECORD_BYTES);
+    let big = inputs.file(
+        "big.jsonl",
+        format!("{{\"title\": \"t\", \"pad\": \"{pad}\"}}\n"),
+    );
+    match read(&[big], false).unwrap_err() {
+        Error::InvalidRecord { source, .. } => {
+            assert_eq!(source.field, "(record)");
+            assert!(source.reason.contains("1048598 bytes"), "{}", source.reason);
+        }
+        other => panic!("{other}"),
+    }
+    // 1.5 MiB of indentation around a record of well under 1 MiB is fine.
+    let spaces = " ".repeat(MAX_RECORD_BYTES / 2);
+    let padded = inputs.file(
+        "padded.json",
+        format!(
+            "{{\n{spaces}\"title\":\n{spaces}\"t\",{spaces}\"pad\": \"{}\"}}",
+            &pad[..1000]
+        ),
+    );
+    let batch = read(&[padded], false).unwrap();
+    assert_eq!(titles(&batch), ["t"]);
 }

@@ -1,0 +1,292 @@
+//! Laws the engine must obey on any input: the index answers exactly as a plain scan of the
+//! records, the breakdown sums to the score, thread count does not change answers, and an
+//! export rebuilds into the same answers.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use reliora::{BuildOptions, Index, SearchRequest, SearchResponse};
+
+/// A small vocabulary with prefix relations, stop words, CJK and non-ASCII words, so random
+/// records and queries collide often.
+const WORDS: &[&str] = &[
+    "config",
+    "configuration",
+    "configure",
+    "conf",
+    "confi",
+    "tokio",
+    "tok",
+    "runtime",
+    "run",
+    "running",
+    "the",
+    "and",
+    "of",
+    "rust",
+    "trust",
+    "rustls",
+    "pool",
+    "pooling",
+    "timeout",
+    "timed",
+    "out",
+    "数据库",
+    "连接",
+    "失败",
+    "Müller",
+    "café",
+    "connection",
+    "connections",
+    "refused",
+    "docker",
+    "cache",
+    "caching",
+    "CI/CD",
+    "ci",
+    "cd",
+    "postgres",
+    "migration",
+    "migrations",
+    "async",
+    "await",
+    "panic",
+    "panics",
+    "x",
+    "42",
+    "v1.2",
+];
+
+fn text(max_words: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 0..=max_words).prop_map(|w| w.join(" "))
+}
+
+fn record(i: usize) -> impl Strategy<Value = serde_json::Value> {
+    (
+        text(6),
+        text(8),
+        prop::collection::vec(text(5), 0..3),
+        text(8),
+        prop::collection::vec(text(2), 0..3),
+        text(4),
+        (0u64..4, 0u64..3, 0u64..3),
+        prop::option::of(0usize..12),
+        prop::option::of(prop::sample::select(
+            &["episodic", "Semantic", " procedural "][..],
+        )),
+        prop::option::of(0i64..1000),
+    )
+        .prop_map(
+            move |(title, task, problems, solution, tags, context, fb, sup, kind, day)| {
+                let mut r = serde_json::json!({
+                    "id": format!("r{i:02}"),
+                    "title": if title.trim().is_empty() { format!("record {i}") } else { title },
+                    "task": task,
+                    "problems": problems,
+                    "solution": solution,
+                    "tags": tags,
+                    "projectContext": context,
+                    "feedback": {"success": fb.0, "failure": fb.1, "outdated": fb.2},
+                });
+                if let Some(s) = sup {
+                    r["supersedes"] = format!("r{s:02}").into();
+                }
+                if let Some(k) = kind {
+                    r["memoryType"] = k.into();
+                }
+                if let Some(d) = day {
+                    r["createdAt"] =
+                        format!("2025-01-{:02}T{:02}:00:00Z", 1 + d % 28, d % 24).into();
+                }
+                r
+            },
+        )
+}
+
+fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
+    (1usize..12).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
+}
+
+fn build(dir: &Path, records: &[serde_json::Value]) -> Index {
+    let input = dir.join("input.jsonl");
+    let lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let index_dir = dir.join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        ..BuildOptions::default()
+    };
+    Index::build(&index_dir, &options).unwrap();
+    Index::open(&index_dir).unwrap()
+}
+
+fn request(query: &str, options: &[(&str, &str)]) -> SearchRequest {
+    let mut request = SearchRequest::new(query);
+    request
+        .set_option("now", Some("2026-01-01T00:00:00Z"))
+        .unwrap();
+    request.set_option("limit", Some("200")).unwrap();
+    for (name, value) in options {
+        request.set_option(name, Some(value)).unwrap();
+    }
+    request
+}
+
+/// The parts of a response that must agree between two ways of answering.
+fn answer(response: &SearchResponse) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = response
+        .results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id, "score": r.score, "normalizedScore": r.normalized_score,
+                "matchLevel": r.match_level, "coverage": r.coverage,
+                "matchedTokens": r.matched_tokens, "supersededBy": r.superseded_by,
+                "scoreBreakdown": r.score_breakdown,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "tokens": response.tokens, "counts": response.counts, "results": results,
+    })
+}
+
+fn filters() -> impl Strategy<Value = Vec<(&'static str, String)>> {
+    prop::collection::vec(
+        prop_oneof![
+            prop::sample::select(&["rust", "ci cd", "pool"][..])
+                .prop_map(|t| ("tag", t.to_string())),
+            prop::sample::select(&["tokio", "configuration", "数据库"][..])
+                .prop_map(|t| ("project-context", t.to_string())),
+            prop::sample::select(&["episodic", "semantic"][..])
+                .prop_map(|t| ("type", t.to_string())),
+        ],
+        0..2,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn index_answers_exactly_as_a_scan(
+        records in records(),
+        queries in prop::collection::vec(text(5), 1..4),
+        filters in filters(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records);
+        let options: Vec<(&str, &str)> = filters.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        for query in &queries {
+            let mut by_index = request(query, &options);
+            by_index.set_option("backend", Some("index")).unwrap();
+            let mut by_scan = request(query, &options);
+            by_scan.set_option("backend", Some("scan")).unwrap();
+            match (index.search(&by_index), index.search(&by_scan)) {
+                (Ok(a), Ok(b)) => {
+                    prop_assert_eq!(a.backend, "index");
+                    prop_assert_eq!(b.backend, "scan");
+                    prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query);
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
+                (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
+
+    #[test]
+    fn breakdown_sums_to_score_and_order_is_by_score_then_id(
+        records in records(),
+        query in text(6),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records);
+        let Ok(response) = index.search(&request(&query, &[])) else { return Ok(()); };
+        for r in &response.results {
+            let sum: f64 = r
+                .score_breakdown
+                .iter()
+                .filter(|(k, _)| k.as_str() != "coverageMultiplier")
+                .map(|(_, v)| v.as_f64().unwrap())
+                .sum();
+            prop_assert!((sum - r.score).abs() < 1e-9, "{} sums to {} not {}", r.id, sum, r.score);
+        }
+        for pair in response.results.windows(2) {
+            prop_assert!(
+                pair[0].score > pair[1].score
+                    || (pair[0].score == pair[1].score && pair[0].id < pair[1].id)
+            );
+        }
+    }
+}
+
+fn sample_index(dir: &Path) -> Index {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let index_dir = dir.join("sample");
+    let options = BuildOptions {
+        inputs: vec![data],
+        ..BuildOptions::default()
+    };
+    Index::build(&index_dir, &options).unwrap();
+    Index::open(&index_dir).unwrap()
+}
+
+const SAMPLE_QUERIES: &[&str] = &[
+    "tokio runtime panic",
+    "connection pool timeout",
+    "docker layer cache invalidated",
+    "github actions cache",
+    "typescript module resolution",
+    "migration lock",
+    "数据库 连接",
+    "flaky test",
+];
+
+#[test]
+fn one_thread_and_many_threads_answer_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = sample_index(dir.path());
+    let run = |threads: usize| -> Vec<serde_json::Value> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            SAMPLE_QUERIES
+                .iter()
+                .map(|q| serde_json::to_value(index.search(&request(q, &[])).unwrap()).unwrap())
+                .collect()
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(4));
+    assert_eq!(one, run(7));
+    assert!(one
+        .iter()
+        .any(|r| !r["results"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn export_then_build_answers_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = sample_index(dir.path());
+    let export = dir.path().join("export.jsonl");
+    let mut file = std::fs::File::create(&export).unwrap();
+    let count = index.export(&mut file, &export).unwrap();
+    assert_eq!(count as u64, index.stats().unwrap().records);
+    let rebuilt_dir = dir.path().join("rebuilt");
+    Index::build(
+        &rebuilt_dir,
+        &BuildOptions {
+            inputs: vec![export],
+            ..BuildOptions::default()
+        },
+    )
+    .unwrap();
+    let rebuilt = Index::open(&rebuilt_dir).unwrap();
+    for query in SAMPLE_QUERIES {
+        let a = index.search(&request(query, &[])).unwrap();
+        let b = rebuilt.search(&request(query, &[])).unwrap();
+        assert_eq!(answer(&a), answer(&b), "query {query:?}");
+    }
+}
