@@ -439,7 +439,7 @@ fn number(field: &str, value: &Value, max: Option<f64>) -> Result<Option<f64>, R
     match value {
         Value::Null => Ok(None),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x >= 0.0 && max.map_or(true, |max| x <= max) => Ok(Some(x)),
+            Some(x) if x >= 0.0 && max.is_none_or(|max| x <= max) => Ok(Some(x)),
             _ => Err(RecordError::new(
                 field,
                 preview(value),
