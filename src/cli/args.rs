@@ -37,6 +37,26 @@ pub enum Command {
     Build(BuildArgs),
     /// Search the index.
     Search(Box<SearchArgs>),
+    /// Add or replace one record (JSON object) from FILE, or stdin with `-` or no FILE.
+    Record {
+        /// The file holding the record; `-` for stdin.
+        file: Option<PathBuf>,
+    },
+    /// Add one outcome to a record's feedback.
+    Feedback {
+        /// The record's id.
+        id: String,
+        /// success, partial, failure, not-applicable or outdated.
+        #[arg(long)]
+        outcome: String,
+    },
+    /// Remove a record from every later search and export.
+    Delete {
+        /// The record's id.
+        id: String,
+    },
+    /// Fold the record log into a new segment; results are unchanged.
+    Compact,
     /// Print one stored record, by id or locator.
     Show {
         /// The record's id or locator (`file:line`).

@@ -11,7 +11,9 @@ use std::path::Path;
 use clap::{CommandFactory, FromArgMatches};
 
 use reliora::index::check::check;
+use reliora::index::writer;
 use reliora::record::input::FieldMap;
+use reliora::record::{parse_record_text, Outcome};
 use reliora::{BuildOptions, Error, ErrorCode, Index, Result, SearchRequest};
 
 use args::{Cli, Command, Format, SearchArgs};
@@ -51,6 +53,29 @@ pub fn run(argv: Vec<OsString>) -> i32 {
                     0
                 })
         }
+        Command::Record { file } => run_record(&cli.index, file.as_deref(), &printer),
+        Command::Feedback { id, outcome } => Outcome::parse(outcome)
+            .and_then(|outcome| writer::feedback(&cli.index, id, outcome))
+            .map(|report| {
+                printer.json_or_text(&report, |out| {
+                    writeln!(out, "{}: {} recorded", report.id, report.outcome)
+                });
+                0
+            }),
+        Command::Delete { id } => writer::delete(&cli.index, id).map(|report| {
+            printer.json_or_text(&report, |out| writeln!(out, "{} deleted", report.id));
+            0
+        }),
+        Command::Compact => writer::compact(&cli.index).map(|report| {
+            printer.json_or_text(&report, |out| {
+                writeln!(
+                    out,
+                    "compacted {} log entries: generation {} holds {} records",
+                    report.log_entries, report.generation, report.records
+                )
+            });
+            0
+        }),
         Command::Export { output } => run_export(&cli.index, output.as_deref()),
         Command::Stats => Index::open(&cli.index)
             .and_then(|index| index.stats())
@@ -195,6 +220,51 @@ fn run_batch(index: &Index, defaults: &SearchRequest, file: &Path) -> Result<i32
         writeln!(out, "{value}").map_err(|e| Error::io("<stdout>", e))?;
     }
     Ok(status)
+}
+
+fn run_record(dir: &Path, file: Option<&Path>, printer: &Printer) -> Result<i32> {
+    let (text, locator) = match file {
+        None => read_stdin()?,
+        Some(p) if p == Path::new("-") => read_stdin()?,
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
+            p.display().to_string(),
+        ),
+    };
+    let record = parse_record_text(&text, &locator, &FieldMap::new())?;
+    let report = writer::record(dir, record)?;
+    printer.json_or_text(&report, |out| {
+        writeln!(
+            out,
+            "{} {} at {}",
+            report.id,
+            if report.replaced {
+                "replaced"
+            } else {
+                "recorded"
+            },
+            report.locator
+        )?;
+        for w in &report.warnings {
+            writeln!(
+                out,
+                "warning: similar experience {} ({}, score {:.3}): {}",
+                w.id,
+                w.match_level.as_str(),
+                w.score,
+                w.title
+            )?;
+        }
+        Ok(())
+    });
+    Ok(0)
+}
+
+fn read_stdin() -> Result<(String, String)> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .map_err(|e| Error::io("<stdin>", e))?;
+    Ok((text, "<stdin>".to_string()))
 }
 
 fn run_export(dir: &Path, output: Option<&Path>) -> Result<i32> {

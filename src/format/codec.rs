@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Feedback, Record, Timestamp};
+use crate::record::{Feedback, Outcome, Record, Timestamp};
 
 /// Upper bound on the memory one decode may allocate: twice the 1 MiB record limit.
 const DECODE_LIMIT: usize = 2 << 20;
@@ -176,6 +176,88 @@ pub fn decode(bytes: &[u8]) -> Result<StoredRecord, String> {
     })
 }
 
+/// One change in the record log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogEntry {
+    /// A record added or replaced, with its locator.
+    Record(Box<StoredRecord>),
+    /// One feedback outcome for a record.
+    Feedback {
+        /// The record's id.
+        id: String,
+        /// What happened.
+        outcome: Outcome,
+    },
+    /// A record removed.
+    Delete {
+        /// The record's id.
+        id: String,
+    },
+}
+
+const TAG_RECORD: u8 = 1;
+const TAG_FEEDBACK: u8 = 2;
+const TAG_DELETE: u8 = 3;
+
+/// Encodes a log entry: a tag byte, then the record (as in the store) or the id and outcome.
+pub fn encode_log_entry(entry: &LogEntry) -> Vec<u8> {
+    let (tag, body) = match entry {
+        LogEntry::Record(stored) => (TAG_RECORD, encode(&stored.record, &stored.locator)),
+        LogEntry::Feedback { id, outcome } => {
+            let index = Outcome::ALL
+                .iter()
+                .position(|o| o == outcome)
+                .expect("known") as u8;
+            let body = bincode::serde::encode_to_vec((id, index), config())
+                .expect("encoding to a Vec cannot fail");
+            (TAG_FEEDBACK, body)
+        }
+        LogEntry::Delete { id } => (
+            TAG_DELETE,
+            bincode::serde::encode_to_vec(id, config()).expect("encoding to a Vec cannot fail"),
+        ),
+    };
+    let mut out = Vec::with_capacity(body.len() + 1);
+    out.push(tag);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decodes what [`encode_log_entry`] wrote.
+pub fn decode_log_entry(bytes: &[u8]) -> Result<LogEntry, String> {
+    let (&tag, body) = bytes.split_first().ok_or("empty log entry")?;
+    let whole = |used: usize| {
+        if used == body.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "log entry decodes from {used} of {} bytes",
+                body.len()
+            ))
+        }
+    };
+    match tag {
+        TAG_RECORD => decode(body).map(|stored| LogEntry::Record(Box::new(stored))),
+        TAG_FEEDBACK => {
+            let ((id, index), used): ((String, u8), usize) =
+                bincode::serde::decode_from_slice(body, config())
+                    .map_err(|e| format!("feedback entry does not decode: {e}"))?;
+            whole(used)?;
+            let outcome = *Outcome::ALL
+                .get(index as usize)
+                .ok_or_else(|| format!("unknown outcome {index}"))?;
+            Ok(LogEntry::Feedback { id, outcome })
+        }
+        TAG_DELETE => {
+            let (id, used): (String, usize) = bincode::serde::decode_from_slice(body, config())
+                .map_err(|e| format!("delete entry does not decode: {e}"))?;
+            whole(used)?;
+            Ok(LogEntry::Delete { id })
+        }
+        other => Err(format!("unknown log entry kind {other}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +285,27 @@ mod tests {
         assert!(decode(&longer).is_err());
         // A huge length prefix is refused by the size limit instead of allocated.
         assert!(decode(&[0xFF; 16]).is_err());
+    }
+
+    #[test]
+    fn log_entries_round_trip() {
+        let record = Record::from_json(&serde_json::json!({"id": "a", "title": "T"})).unwrap();
+        let entries = [
+            LogEntry::Record(Box::new(StoredRecord {
+                record,
+                locator: "g000001.log@16".into(),
+            })),
+            LogEntry::Feedback {
+                id: "a".into(),
+                outcome: Outcome::NotApplicable,
+            },
+            LogEntry::Delete { id: "a".into() },
+        ];
+        for entry in entries {
+            let bytes = encode_log_entry(&entry);
+            assert_eq!(decode_log_entry(&bytes).unwrap(), entry);
+            assert!(decode_log_entry(&bytes[..bytes.len() - 1]).is_err());
+        }
+        assert!(decode_log_entry(&[9, 1, 2]).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! The body of `MANIFEST` is UTF-8 JSON (so a person can read it) followed by the usual footer:
 //!
 //! ```json
-//! {"formatVersion": 1, "generation": 3, "stem": false,
+//! {"formatVersion": 1, "generation": 3, "stem": false, "log": "g000003.log",
 //!  "segments": [{"name": "g000003-s0000", "records": 300,
 //!                "files": {"terms.fst": {"len": 1234, "crc": 305419896}, …}}]}
 //! ```
@@ -66,6 +66,8 @@ pub struct Manifest {
     pub stem: bool,
     /// The segments, oldest first.
     pub segments: Vec<SegmentEntry>,
+    /// The record log of this generation (appended to by `record`, `feedback`, `delete`).
+    pub log: String,
 }
 
 impl Manifest {

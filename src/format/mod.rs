@@ -6,11 +6,13 @@
 //! MANIFEST                      the current generation (manifest.rs)
 //! <segment>.terms.fst           term → term number (dictionary.rs)
 //! <segment>.terms.post          term number → per-group postings (blobs.rs, postings.rs)
-//! <segment>.facets.fst          facet key → facet number: tag phrases, memory types
+//! <segment>.facets.fst          facet key → facet number: tag phrases, memory types,
+//!                               supersedes targets
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.store               record number → bincode record (blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
+//! g<generation>.log             the record log, appended to, never mapped (log.rs)
 //! ```
 //!
 //! Every file is written once, ends in a footer (footer.rs), and is checked before use.
@@ -24,6 +26,7 @@ pub mod columns;
 pub mod dictionary;
 pub mod file;
 pub mod footer;
+pub mod log;
 pub mod manifest;
 pub mod mmap;
 pub mod postings;
@@ -35,6 +38,8 @@ pub const STOP_MARKER: u8 = 0xFF;
 pub const FACET_TAG: &[u8] = b"t\0";
 /// Facet key prefix of a memory type.
 pub const FACET_TYPE: &[u8] = b"m\0";
+/// Facet key prefix of a `supersedes` target id: the records superseding it.
+pub const FACET_SUPERSEDES: &[u8] = b"s\0";
 
 /// File suffixes of a segment, in the order they are written.
 pub const SEGMENT_FILES: [&str; 7] = [

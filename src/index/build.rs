@@ -15,7 +15,7 @@ use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::postings::encode_term;
-use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
@@ -135,7 +135,7 @@ pub(crate) fn write_segment(
     drop(blobs);
     drop(keys);
 
-    // Facets: tag phrases and memory types.
+    // Facets: tag phrases, memory types, supersedes targets.
     let mut facets: BTreeMap<Vec<u8>, RoaringBitmap> = BTreeMap::new();
     for (doc, r) in records.iter().enumerate() {
         for tag in &r.record.tags {
@@ -147,6 +147,10 @@ pub(crate) fn write_segment(
         }
         let key = [FACET_TYPE, r.record.memory_type_normalized().as_bytes()].concat();
         facets.entry(key).or_default().insert(doc as u32);
+        if let Some(target) = &r.record.supersedes {
+            let key = [FACET_SUPERSEDES, target.as_bytes()].concat();
+            facets.entry(key).or_default().insert(doc as u32);
+        }
     }
     let mut writer = BlobWriter::create(path("facets.post"), FileKind::Postings)?;
     let mut bytes = Vec::new();

@@ -3,7 +3,9 @@
 
 pub(crate) mod build;
 pub mod check;
+pub(crate) mod overlay;
 pub mod segment;
+pub mod writer;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -16,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::format::codec::StoredRecord;
-use crate::format::footer::FORMAT_VERSION;
-use crate::format::manifest::{sync_dir, Manifest};
+use crate::format::log::read_log;
+use crate::format::manifest::Manifest;
 use crate::record::input::{read_inputs, FieldMap, SourcedRecord};
 use crate::search::index_source::IndexSource;
 use crate::search::request::{Backend, SearchRequest};
@@ -26,6 +28,7 @@ use crate::search::scan::ScanSource;
 use crate::search::{execute, Context, DocRef};
 use crate::text::TextAnalyzer;
 
+use overlay::Overlay;
 use segment::{Segment, Store};
 
 /// How to build an index.
@@ -81,6 +84,8 @@ pub struct Index {
     damage: Option<(Vec<Store>, Error)>,
     pub(crate) analyzer: TextAnalyzer,
     generation_key: String,
+    /// What the record log changed since the segments were written.
+    pub(crate) overlay: Overlay,
 }
 
 impl Index {
@@ -103,7 +108,8 @@ impl Index {
         Ok(report)
     }
 
-    /// Builds a new index generation in `dir` from already validated records.
+    /// Builds a new index generation in `dir` from already validated records, replacing what
+    /// the directory held (taking the writer lock while it does).
     pub fn build_from_records(
         dir: &Path,
         records: Vec<SourcedRecord>,
@@ -122,9 +128,7 @@ impl Index {
         }
         drop(first_seen);
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let previous = Manifest::load(dir).ok();
-        let generation = next_generation(dir, previous.as_ref())?;
-        let name = format!("g{generation:06}-s0000");
+        let _lock = writer::WriterLock::acquire(dir)?;
         let bar = progress.then(|| {
             let bar = ProgressBar::new(records.len() as u64);
             bar.set_style(
@@ -135,30 +139,23 @@ impl Index {
             );
             bar
         });
-        let analyzer = TextAnalyzer::new(stem);
-        let written = build::write_segment(dir, &name, &records, &analyzer, bar.as_ref())?;
+        let (manifest, terms) = writer::write_generation(dir, &records, stem, bar.as_ref())?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
-        }
-        let bytes = written.entry.files.values().map(|f| f.len).sum();
-        let manifest = Manifest {
-            format_version: FORMAT_VERSION,
-            generation,
-            stem,
-            segments: vec![written.entry],
-        };
-        manifest.store(dir)?;
-        if let Some(previous) = previous {
-            remove_unlisted(dir, &previous, &manifest);
         }
         Ok(BuildReport {
             index: dir.to_path_buf(),
             records: records.len(),
             skipped: Vec::new(),
-            terms: written.terms,
-            generation,
+            terms,
+            generation: manifest.generation,
             stem,
-            bytes,
+            bytes: manifest
+                .segments
+                .iter()
+                .flat_map(|s| s.files.values())
+                .map(|f| f.len)
+                .sum(),
         })
     }
 
@@ -167,7 +164,25 @@ impl Index {
     /// corpus. A damaged segment file does not fail the open: searches then fall back to
     /// scanning the stored records (or fail with `--backend index`).
     pub fn open(dir: &Path) -> Result<Index> {
-        let manifest = Manifest::load(dir)?;
+        // A writer may replace the generation between our reading the manifest and opening its
+        // files; then the manifest has moved on and we open the new generation instead.
+        let mut attempts = 0;
+        loop {
+            let tried = Manifest::load(dir)?;
+            match Index::open_generation(dir, tried.clone()) {
+                Err(error) if attempts < 16 => {
+                    let moved_on = Manifest::load(dir).is_ok_and(|now| now != tried);
+                    if !moved_on {
+                        return Err(error);
+                    }
+                    attempts += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_generation(dir: &Path, manifest: Manifest) -> Result<Index> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         let mut damage = None;
         for entry in &manifest.segments {
@@ -191,9 +206,12 @@ impl Index {
                 Some((stores, error))
             }
         };
+        let log = read_log(&dir.join(&manifest.log), manifest.generation)?;
+        let overlay = Overlay::replay(log.entries, &segments, log.valid_len)?;
         let generation_key = {
             let mut hasher = Sha256::new();
             hasher.update(serde_json::to_vec(&manifest).expect("manifest serializes"));
+            hasher.update(log.valid_len.to_le_bytes());
             hasher.update(
                 dir.canonicalize()
                     .unwrap_or_else(|_| dir.to_path_buf())
@@ -209,6 +227,7 @@ impl Index {
             segments,
             damage,
             generation_key,
+            overlay,
         })
     }
 
@@ -281,7 +300,8 @@ impl Index {
         }
     }
 
-    /// Every live record, decoded, in index order.
+    /// Every live record, decoded, in index order: the segments' records that the log did not
+    /// replace or delete (with feedback the log added), then the log's records.
     pub fn all_records(&self) -> Result<Vec<StoredRecord>> {
         let mut out = Vec::new();
         for store in self.stores() {
@@ -289,25 +309,60 @@ impl Index {
                 .into_par_iter()
                 .map(|doc| store.get(doc))
                 .collect::<Result<Vec<_>>>()?;
-            out.extend(decoded);
+            for mut stored in decoded {
+                let id = stored.record.id.as_str();
+                if self.overlay.by_id.contains_key(id) || self.overlay.deleted.contains_key(id) {
+                    continue;
+                }
+                if let Some(added) = self.overlay.feedback_for(id) {
+                    stored.record.feedback.merge(added);
+                }
+                out.push(stored);
+            }
         }
+        out.extend(self.overlay.records.iter().cloned());
         Ok(out)
     }
 
     /// The live record with this id.
     pub(crate) fn find(&self, id: &str) -> Result<Option<DocRef>> {
+        if self.overlay.deleted.contains_key(id) {
+            return Ok(None);
+        }
+        if let Some(&i) = self.overlay.by_id.get(id) {
+            return Ok(Some(DocRef {
+                segment: self.segments.len() as u32,
+                doc: i as u32,
+            }));
+        }
         for (s, segment) in self.segments.iter().enumerate().rev() {
             if let Some(doc) = segment.doc_of_id(id)? {
-                return Ok(Some(DocRef {
-                    segment: s as u32,
-                    doc,
-                }));
+                if !self.overlay.dead[s].contains(doc) {
+                    return Ok(Some(DocRef {
+                        segment: s as u32,
+                        doc,
+                    }));
+                }
             }
         }
         Ok(None)
     }
 
-    /// The stored record named by an id or a locator.
+    /// The live record at `doc` (a segment record with the feedback the log added, or a log
+    /// record).
+    pub(crate) fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
+        let s = doc.segment as usize;
+        if s == self.segments.len() {
+            return Ok(self.overlay.records[doc.doc as usize].clone());
+        }
+        let mut stored = self.segments[s].stored(doc.doc)?;
+        if let Some(added) = self.overlay.feedback_for(&stored.record.id) {
+            stored.record.feedback.merge(added);
+        }
+        Ok(stored)
+    }
+
+    /// The live stored record named by an id or a locator.
     pub fn get(&self, id_or_locator: &str) -> Result<StoredRecord> {
         if self.damage.is_some() {
             return self
@@ -317,11 +372,24 @@ impl Index {
                 .ok_or_else(|| Error::NotFound(id_or_locator.to_string()));
         }
         if let Some(doc) = self.find(id_or_locator)? {
-            return self.segments[doc.segment as usize].stored(doc.doc);
+            return self.stored(doc);
         }
-        for segment in self.segments.iter().rev() {
+        if let Some(stored) = self
+            .overlay
+            .records
+            .iter()
+            .find(|r| r.locator == id_or_locator)
+        {
+            return Ok(stored.clone());
+        }
+        for (s, segment) in self.segments.iter().enumerate().rev() {
             if let Some(doc) = segment.doc_of_locator(id_or_locator)? {
-                return segment.stored(doc);
+                if !self.overlay.dead[s].contains(doc) {
+                    return self.stored(DocRef {
+                        segment: s as u32,
+                        doc,
+                    });
+                }
             }
         }
         Err(Error::NotFound(id_or_locator.to_string()))
@@ -329,18 +397,13 @@ impl Index {
 
     /// Writes every live record as JSON Lines; returns how many.
     pub fn export(&self, out: &mut dyn Write, path: &Path) -> Result<usize> {
-        let mut count = 0;
-        for store in self.stores() {
-            for doc in 0..store.len() {
-                let stored = store.get(doc)?;
-                let line =
-                    serde_json::to_string(&stored.record.to_json()).expect("records serialize");
-                writeln!(out, "{line}").map_err(|e| Error::io(path, e))?;
-                count += 1;
-            }
+        let records = self.all_records()?;
+        for stored in &records {
+            let line = serde_json::to_string(&stored.record.to_json()).expect("records serialize");
+            writeln!(out, "{line}").map_err(|e| Error::io(path, e))?;
         }
         out.flush().map_err(|e| Error::io(path, e))?;
-        Ok(count)
+        Ok(records.len())
     }
 
     /// Counts and sizes.
@@ -351,7 +414,16 @@ impl Index {
             format_version: self.manifest.format_version,
             stem: self.manifest.stem,
             segments: self.manifest.segments.len(),
-            records: self.manifest.segments.iter().map(|s| s.records).sum(),
+            records: self
+                .manifest
+                .segments
+                .iter()
+                .map(|s| s.records)
+                .sum::<u64>()
+                - self.overlay.dead.iter().map(|d| d.len()).sum::<u64>()
+                + self.overlay.records.len() as u64,
+            log_entries: self.overlay.entries,
+            log_bytes: self.overlay.bytes,
             terms: 0,
             bytes: 0,
             files: Vec::new(),
@@ -389,6 +461,10 @@ pub struct Stats {
     pub segments: usize,
     /// Live records.
     pub records: u64,
+    /// Entries in the record log (changes since the last build or compaction).
+    pub log_entries: usize,
+    /// Bytes of the record log.
+    pub log_bytes: u64,
     /// Distinct terms, summed over segments.
     pub terms: usize,
     /// Bytes of index files (bodies).
@@ -406,34 +482,4 @@ pub struct FileStats {
     pub name: String,
     /// Body bytes.
     pub bytes: u64,
-}
-
-fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
-    let mut highest = previous.map_or(0, |m| m.generation);
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if let Some(digits) = name.strip_prefix('g').and_then(|n| n.get(..6)) {
-            if let Ok(g) = digits.parse::<u64>() {
-                highest = highest.max(g);
-            }
-        }
-    }
-    Ok(highest + 1)
-}
-
-/// Deletes the files of `previous` that `current` does not name. Readers that mapped them keep
-/// their pages (unlinking does not unmap).
-fn remove_unlisted(dir: &Path, previous: &Manifest, current: &Manifest) {
-    let keep: Vec<&str> = current.segments.iter().map(|s| s.name.as_str()).collect();
-    for segment in &previous.segments {
-        if keep.contains(&segment.name.as_str()) {
-            continue;
-        }
-        for suffix in segment.files.keys() {
-            let _ = std::fs::remove_file(Manifest::file_path(dir, &segment.name, suffix));
-        }
-    }
-    let _ = sync_dir(dir);
 }

@@ -35,12 +35,14 @@
 
 pub mod canonical;
 pub mod input;
+pub mod outcome;
 mod strict_json;
 pub mod timestamp;
 mod validate;
 
 pub use canonical::{canonical_json, derived_id};
 pub use input::{parse_record_text, read_inputs, FieldMap, InputBatch, Skipped, SourcedRecord};
+pub use outcome::Outcome;
 pub use timestamp::Timestamp;
 pub use validate::validate_id;
 

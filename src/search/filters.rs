@@ -14,6 +14,9 @@ pub struct Filters {
     pub tags: Vec<String>,
     /// `--type`, trimmed and lowercased.
     pub memory_type: Option<String>,
+    /// Ids treated as absent (the duplicate check of `record` leaves out the record itself and
+    /// the one it supersedes).
+    pub exclude: Vec<String>,
 }
 
 impl Filters {
@@ -26,7 +29,13 @@ impl Filters {
             }),
             tags: request.tags.iter().map(|t| text::phrase(t)).collect(),
             memory_type: request.memory_type.clone(),
+            exclude: request.exclude_ids.clone(),
         }
+    }
+
+    /// Whether `id` is left out of this search altogether.
+    pub fn excludes(&self, id: &str) -> bool {
+        self.exclude.iter().any(|e| e == id)
     }
 
     /// Whether any filter is given.

@@ -11,6 +11,7 @@ use crate::index::Index;
 use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::search::filters::Filters;
 use crate::search::query::{phrase_occurs, PreparedQuery, MIN_PREFIX_CHARS};
+use crate::search::scan::scan_records;
 use crate::search::{DocRef, Hit, Matched, Source, TokenGroups};
 use crate::text::{self, Analyzer, Token};
 
@@ -25,13 +26,28 @@ impl Source for IndexSource<'_> {
     }
 
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
-        let per_segment = self
+        let mut per_segment = self
             .index
             .segments
             .par_iter()
             .enumerate()
             .map(|(s, segment)| self.segment_matched(s as u32, segment, query, filters))
             .collect::<Result<Vec<_>>>()?;
+        let overlay = &self.index.overlay;
+        if !overlay.records.is_empty() {
+            let superseded_by = |doc: u32| {
+                let id = overlay.records[doc as usize].record.id.as_str();
+                overlay.superseded_by.get(id).and_then(|s| s.as_deref())
+            };
+            per_segment.push(scan_records(
+                &overlay.records,
+                self.index.segments.len() as u32,
+                query,
+                filters,
+                &self.index.analyzer,
+                &superseded_by,
+            ));
+        }
         let mut matched = Matched {
             live: 0,
             passing: 0,
@@ -48,7 +64,7 @@ impl Source for IndexSource<'_> {
     }
 
     fn stored(&self, doc: DocRef) -> Result<crate::format::codec::StoredRecord> {
-        self.index.segments[doc.segment as usize].stored(doc.doc)
+        self.index.stored(doc)
     }
 
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
@@ -65,7 +81,20 @@ impl<'a> IndexSource<'a> {
         filters: &Filters,
     ) -> Result<Matched<'a>> {
         let n = segment.len();
-        let allowed = filter_records(segment, filters)?;
+        let overlay = &self.index.overlay;
+        // Records replaced or deleted in the log, and records this search leaves out.
+        let mut absent = overlay.dead[s as usize].clone();
+        for id in &filters.exclude {
+            absent.extend(segment.doc_of_id(id)?);
+        }
+        let mut allowed = filter_records(segment, filters)?;
+        if !absent.is_empty() {
+            allowed = Some(match allowed {
+                Some(a) => a - &absent,
+                None => (0..n).collect::<RoaringBitmap>() - &absent,
+            });
+        }
+        let live = n as usize - absent.len() as usize;
         let passing = allowed.as_ref().map_or(n as usize, |a| a.len() as usize);
 
         let mut token_groups: TokenGroups = Vec::with_capacity(query.tokens.len());
@@ -128,21 +157,29 @@ impl<'a> IndexSource<'a> {
             .iter()
             .map(|doc| -> Result<Hit<'a>> {
                 let row = segment.columns.row(doc)?;
+                let mut feedback = row.feedback;
+                if let Some(added) = overlay.feedback_for(row.id) {
+                    feedback.merge(added);
+                }
+                let superseded_by = match overlay.superseded_by.get(row.id) {
+                    Some(recomputed) => recomputed.as_deref(),
+                    None => row.superseded_by,
+                };
                 Ok(Hit {
                     doc: DocRef { segment: s, doc },
                     id: row.id,
                     field_sum: field_sum[doc as usize],
                     coverage_mask: coverage[doc as usize],
                     phrase: phrase_docs.contains(doc),
-                    feedback: row.feedback,
+                    feedback,
                     created_at: row.created_at,
                     supersedes: row.supersedes,
-                    superseded_by: row.superseded_by,
+                    superseded_by,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Matched {
-            live: n as usize,
+            live,
             passing,
             hits,
             token_groups: vec![token_groups],

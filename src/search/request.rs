@@ -76,6 +76,9 @@ pub struct SearchRequest {
     pub backend: Backend,
     /// Notices produced while validating (clamped values).
     pub notices: Vec<String>,
+    /// Records treated as absent, by id (not a command-line option: the duplicate check of
+    /// `record` uses it).
+    pub exclude_ids: Vec<String>,
 }
 
 impl SearchRequest {
@@ -94,6 +97,7 @@ impl SearchRequest {
             full: false,
             backend: Backend::Auto,
             notices: Vec::new(),
+            exclude_ids: Vec::new(),
         }
     }
 

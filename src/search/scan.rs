@@ -55,26 +55,100 @@ impl ScanSource {
             analyzer: TextAnalyzer::new(stem),
         }
     }
+}
 
-    fn group_masks(
-        &self,
-        record: &crate::record::Record,
-        query: &PreparedQuery,
-    ) -> [u32; GROUP_COUNT] {
-        let mut masks = [0u32; GROUP_COUNT];
-        let mut tokens: Vec<IndexToken> = Vec::new();
-        for g in FieldGroup::ALL {
-            tokens.clear();
-            for value in record.group_values(g) {
-                self.analyzer.index_tokens(value, &mut tokens);
+/// Per group, the mask of query tokens matching some token of `record` there.
+fn group_masks(
+    record: &crate::record::Record,
+    query: &PreparedQuery,
+    analyzer: &TextAnalyzer,
+) -> [u32; GROUP_COUNT] {
+    let mut masks = [0u32; GROUP_COUNT];
+    let mut tokens: Vec<IndexToken> = Vec::new();
+    for g in FieldGroup::ALL {
+        tokens.clear();
+        for value in record.group_values(g) {
+            analyzer.index_tokens(value, &mut tokens);
+        }
+        for (i, q) in query.tokens.iter().enumerate() {
+            if tokens.iter().any(|t| token_matches(q, t, query.analyzer)) {
+                masks[g as usize] |= 1 << i;
             }
-            for (i, q) in query.tokens.iter().enumerate() {
-                if tokens.iter().any(|t| token_matches(q, t, query.analyzer)) {
-                    masks[g as usize] |= 1 << i;
+        }
+    }
+    masks
+}
+
+/// Scores `records` token by token: the candidates of `query` under `filters`, as segment
+/// number `segment`. `superseded_by(i)` gives record `i`'s smallest live superseder.
+pub(crate) fn scan_records<'a>(
+    records: &'a [StoredRecord],
+    segment: u32,
+    query: &PreparedQuery,
+    filters: &Filters,
+    analyzer: &TextAnalyzer,
+    superseded_by: &(dyn Fn(u32) -> Option<&'a str> + Sync),
+) -> Matched<'a> {
+    let evaluated: Vec<Option<(u32, [u32; GROUP_COUNT], bool)>> = records
+        .par_iter()
+        .enumerate()
+        .map(|(i, stored)| {
+            if filters.excludes(&stored.record.id)
+                || filters.rejects(&stored.record, analyzer).is_some()
+            {
+                return None;
+            }
+            let masks = group_masks(&stored.record, query, analyzer);
+            let phrase = match &query.phrase {
+                Some(p) if standard::field_sum(&masks) > 0 => record_has_phrase(&stored.record, p),
+                _ => false,
+            };
+            Some((i as u32, masks, phrase))
+        })
+        .collect();
+
+    let live = records
+        .iter()
+        .filter(|r| !filters.excludes(&r.record.id))
+        .count();
+    let passing = evaluated.iter().flatten().count();
+    let mut token_groups: TokenGroups = vec![Default::default(); query.tokens.len()];
+    let mut hits = Vec::new();
+    for (doc, masks, phrase) in evaluated.into_iter().flatten() {
+        let field_sum = standard::field_sum(&masks);
+        if field_sum == 0 && !query.is_empty() {
+            continue;
+        }
+        let mut coverage_mask = 0;
+        for (g, mask) in masks.iter().enumerate() {
+            coverage_mask |= mask;
+            for (t, groups) in token_groups.iter_mut().enumerate() {
+                if mask & (1 << t) != 0 {
+                    groups[g].insert(doc);
                 }
             }
         }
-        masks
+        let record = &records[doc as usize].record;
+        hits.push(Hit {
+            doc: DocRef { segment, doc },
+            id: &record.id,
+            field_sum,
+            coverage_mask,
+            phrase,
+            feedback: record.feedback,
+            created_at: record
+                .created_at
+                .as_ref()
+                .map(|t| (t.unix_seconds(), t.subsec_nanos())),
+            supersedes: record.supersedes.as_deref(),
+            superseded_by: superseded_by(doc),
+        });
+    }
+    Matched {
+        live,
+        passing,
+        hits,
+        token_groups: vec![token_groups],
     }
 }
 
@@ -84,64 +158,15 @@ impl Source for ScanSource {
     }
 
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
-        let evaluated: Vec<Option<(u32, [u32; GROUP_COUNT], bool)>> = self
-            .records
-            .par_iter()
-            .enumerate()
-            .map(|(i, stored)| {
-                if filters.rejects(&stored.record, &self.analyzer).is_some() {
-                    return None;
-                }
-                let masks = self.group_masks(&stored.record, query);
-                let phrase = match &query.phrase {
-                    Some(p) if standard::field_sum(&masks) > 0 => {
-                        record_has_phrase(&stored.record, p)
-                    }
-                    _ => false,
-                };
-                Some((i as u32, masks, phrase))
-            })
-            .collect();
-
-        let passing = evaluated.iter().flatten().count();
-        let mut token_groups: TokenGroups = vec![Default::default(); query.tokens.len()];
-        let mut hits = Vec::new();
-        for (doc, masks, phrase) in evaluated.into_iter().flatten() {
-            let field_sum = standard::field_sum(&masks);
-            if field_sum == 0 && !query.is_empty() {
-                continue;
-            }
-            let mut coverage_mask = 0;
-            for (g, mask) in masks.iter().enumerate() {
-                coverage_mask |= mask;
-                for (t, groups) in token_groups.iter_mut().enumerate() {
-                    if mask & (1 << t) != 0 {
-                        groups[g].insert(doc);
-                    }
-                }
-            }
-            let record = &self.records[doc as usize].record;
-            hits.push(Hit {
-                doc: DocRef { segment: 0, doc },
-                id: &record.id,
-                field_sum,
-                coverage_mask,
-                phrase,
-                feedback: record.feedback,
-                created_at: record
-                    .created_at
-                    .as_ref()
-                    .map(|t| (t.unix_seconds(), t.subsec_nanos())),
-                supersedes: record.supersedes.as_deref(),
-                superseded_by: self.superseded_by[doc as usize].as_deref(),
-            });
-        }
-        Ok(Matched {
-            live: self.records.len(),
-            passing,
-            hits,
-            token_groups: vec![token_groups],
-        })
+        let superseded_by = |doc: u32| self.superseded_by[doc as usize].as_deref();
+        Ok(scan_records(
+            &self.records,
+            0,
+            query,
+            filters,
+            &self.analyzer,
+            &superseded_by,
+        ))
     }
 
     fn stored(&self, doc: DocRef) -> Result<StoredRecord> {

@@ -1,0 +1,254 @@
+//! The record log: the one file that is appended to. It is read with ordinary reads and never
+//! memory-mapped.
+//!
+//! ```text
+//! header   magic b"RLOG", version u32 LE, generation u64 LE        (16 bytes)
+//! entry*   payload_len u32 LE, payload_crc32 u32 LE, payload        (codec::encode_log_entry)
+//! ```
+//!
+//! A crash can leave the last entry torn: shorter than its length says, or (a partly written
+//! payload) failing its checksum as the file's last bytes. Readers ignore a torn tail; the next
+//! writer cuts it off before appending. A bad entry followed by more data is damage, not a torn
+//! tail, and is reported.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::codec::{decode_log_entry, encode_log_entry, LogEntry};
+use crate::format::footer::FORMAT_VERSION;
+
+const MAGIC: [u8; 4] = *b"RLOG";
+/// Bytes before the first entry.
+pub const HEADER_LEN: u64 = 16;
+const ENTRY_HEADER_LEN: usize = 8;
+/// Upper bound on one entry: a 1 MiB record plus its encoding overhead.
+const MAX_ENTRY_LEN: usize = 4 << 20;
+
+/// What a read of the log found.
+#[derive(Debug, Default)]
+pub struct LogContents {
+    /// Each entry with the offset it starts at.
+    pub entries: Vec<(u64, LogEntry)>,
+    /// Bytes up to the end of the last sound entry (what a writer keeps).
+    pub valid_len: u64,
+    /// Bytes of the file.
+    pub file_len: u64,
+}
+
+fn header(generation: u64) -> [u8; HEADER_LEN as usize] {
+    let mut h = [0u8; HEADER_LEN as usize];
+    h[0..4].copy_from_slice(&MAGIC);
+    h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8..16].copy_from_slice(&generation.to_le_bytes());
+    h
+}
+
+/// Reads the log at `path` of `generation`. A missing or empty file is an empty log.
+pub fn read_log(path: &Path, generation: u64) -> Result<LogContents> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(mut file) => {
+            file.read_to_end(&mut bytes)
+                .map_err(|e| Error::io(path, e))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    parse_log(&bytes, path, generation)
+}
+
+fn parse_log(bytes: &[u8], path: &Path, generation: u64) -> Result<LogContents> {
+    let mut contents = LogContents {
+        file_len: bytes.len() as u64,
+        ..LogContents::default()
+    };
+    if bytes.len() < HEADER_LEN as usize {
+        // Empty, or a header torn by a crash while the log was being created.
+        return Ok(contents);
+    }
+    if bytes[..HEADER_LEN as usize] != header(generation) {
+        return Err(Error::corrupt(
+            path,
+            "log header does not match this index generation (foreign or damaged log)",
+        ));
+    }
+    let mut at = HEADER_LEN as usize;
+    contents.valid_len = HEADER_LEN;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.len() < ENTRY_HEADER_LEN {
+            break; // torn entry header
+        }
+        let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
+        let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+        if len > MAX_ENTRY_LEN {
+            return Err(Error::corrupt(
+                path,
+                format!("log entry at offset {at} claims {len} bytes"),
+            ));
+        }
+        let end = at + ENTRY_HEADER_LEN + len;
+        if end > bytes.len() {
+            break; // torn: shorter than its length says
+        }
+        let payload = &rest[ENTRY_HEADER_LEN..ENTRY_HEADER_LEN + len];
+        let sound = crc32fast::hash(payload) == crc;
+        if !sound && end == bytes.len() {
+            break; // torn: the last entry was partly written
+        }
+        if !sound {
+            return Err(Error::corrupt(
+                path,
+                format!("log entry at offset {at} fails its checksum"),
+            ));
+        }
+        let entry = decode_log_entry(payload).map_err(|problem| {
+            Error::corrupt(path, format!("log entry at offset {at}: {problem}"))
+        })?;
+        contents.entries.push((at as u64, entry));
+        at = end;
+        contents.valid_len = at as u64;
+    }
+    Ok(contents)
+}
+
+/// Appends entries to the log; only the writer holding the index lock has one.
+pub struct LogAppender {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl LogAppender {
+    /// Opens (creating) the log of `generation`, cutting off a torn tail so the next entry
+    /// follows the last sound one.
+    pub fn open(path: &Path, generation: u64) -> Result<(LogAppender, LogContents)> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        let contents = parse_log(&bytes, path, generation)?;
+        let mut len = contents.valid_len;
+        if len < HEADER_LEN {
+            file.set_len(0).map_err(|e| Error::io(path, e))?;
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| Error::io(path, e))?;
+            file.write_all(&header(generation))
+                .map_err(|e| Error::io(path, e))?;
+            len = HEADER_LEN;
+            file.sync_all().map_err(|e| Error::io(path, e))?;
+            if let Some(dir) = path.parent() {
+                crate::format::manifest::sync_dir(dir)?;
+            }
+        } else if contents.file_len > len {
+            file.set_len(len).map_err(|e| Error::io(path, e))?;
+            file.sync_all().map_err(|e| Error::io(path, e))?;
+        }
+        Ok((
+            LogAppender {
+                file,
+                path: path.to_path_buf(),
+                len,
+            },
+            contents,
+        ))
+    }
+
+    /// Where the next entry will start.
+    pub fn position(&self) -> u64 {
+        self.len
+    }
+
+    /// Appends `entry` and syncs it to disk before returning its offset: once this returns, the
+    /// entry survives a crash.
+    pub fn append(&mut self, entry: &LogEntry) -> Result<u64> {
+        let payload = encode_log_entry(entry);
+        let mut bytes = Vec::with_capacity(ENTRY_HEADER_LEN + payload.len());
+        bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        let offset = self.len;
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io(&self.path, e))?;
+        let written = self
+            .file
+            .write_all(&bytes)
+            .and_then(|_| self.file.sync_data());
+        if let Err(e) = written {
+            // Leave no half entry behind for readers to trip over.
+            let _ = self.file.set_len(offset);
+            return Err(Error::io(&self.path, e));
+        }
+        self.len += bytes.len() as u64;
+        Ok(offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delete(id: &str) -> LogEntry {
+        LogEntry::Delete { id: id.into() }
+    }
+
+    #[test]
+    fn appended_entries_read_back_and_torn_tails_are_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g000001.log");
+        assert!(read_log(&path, 1).unwrap().entries.is_empty());
+        let (mut log, _) = LogAppender::open(&path, 1).unwrap();
+        let first = log.append(&delete("a")).unwrap();
+        let second = log.append(&delete("b")).unwrap();
+        assert_eq!(first, HEADER_LEN);
+        let read = read_log(&path, 1).unwrap();
+        assert_eq!(
+            read.entries,
+            vec![(first, delete("a")), (second, delete("b"))]
+        );
+
+        // A torn tail: the last entry cut short.
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() - 2]).unwrap();
+        let read = read_log(&path, 1).unwrap();
+        assert_eq!(read.entries, vec![(first, delete("a"))]);
+        // The next writer cuts it off and appends after the last sound entry.
+        let (mut log, _) = LogAppender::open(&path, 1).unwrap();
+        assert_eq!(log.position(), second);
+        log.append(&delete("c")).unwrap();
+        let ids: Vec<_> = read_log(&path, 1)
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.1)
+            .collect();
+        assert_eq!(ids, vec![delete("a"), delete("c")]);
+
+        // A torn tail by checksum: the last payload's bytes not all written.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xFF;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_log(&path, 1).unwrap().entries.len(), 1);
+
+        // Damage in the middle is reported, not skipped.
+        let mut bytes = full.clone();
+        bytes[HEADER_LEN as usize + 9] ^= 0xFF;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = read_log(&path, 1).unwrap_err().to_string();
+        assert!(err.contains("checksum"), "{err}");
+
+        // A log of another generation is foreign.
+        std::fs::write(&path, &full).unwrap();
+        assert!(read_log(&path, 2).is_err());
+    }
+}

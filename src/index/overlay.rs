@@ -1,0 +1,169 @@
+//! The log overlay: what the record log changes on top of the immutable segments.
+//!
+//! Replaying the log in order gives, per id, its latest state: a record version from the log,
+//! a deletion, or feedback added to the version in a segment. Segment records that a later
+//! version or a deletion replaced are *dead*. Building the overlay costs time proportional to the
+//! log (which compaction keeps bounded), never to the corpus.
+
+use std::collections::HashMap;
+
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::format::codec::{LogEntry, StoredRecord};
+use crate::format::FACET_SUPERSEDES;
+use crate::index::segment::Segment;
+use crate::record::Feedback;
+
+/// The log's changes, resolved against the segments.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    /// Live record versions written to the log, in log order of their latest version, with
+    /// feedback recorded after them added.
+    pub records: Vec<StoredRecord>,
+    /// Id → position in `records`.
+    pub by_id: HashMap<String, usize>,
+    /// Ids deleted (and not recorded again since).
+    pub deleted: HashMap<String, ()>,
+    /// Feedback added to segment records, by id.
+    pub feedback: HashMap<String, Feedback>,
+    /// Per segment: records replaced or deleted.
+    pub dead: Vec<RoaringBitmap>,
+    /// Recomputed `supersededBy` for ids whose superseders the log changed.
+    pub superseded_by: HashMap<String, Option<String>>,
+    /// Entries replayed.
+    pub entries: usize,
+    /// Bytes of sound log.
+    pub bytes: u64,
+}
+
+enum Version {
+    /// The segment version, possibly with feedback added.
+    Segment(Feedback),
+    /// A log version (index into the replayed list).
+    Log(usize),
+    Deleted,
+}
+
+impl Overlay {
+    /// Replays `entries` over `segments`.
+    pub fn replay(
+        entries: Vec<(u64, LogEntry)>,
+        segments: &[Segment],
+        bytes: u64,
+    ) -> Result<Overlay> {
+        let count = entries.len();
+        let mut versions: HashMap<String, Version> = HashMap::new();
+        let mut logged: Vec<StoredRecord> = Vec::new();
+        for (_, entry) in entries {
+            match entry {
+                LogEntry::Record(stored) => {
+                    let id = stored.record.id.clone();
+                    logged.push(*stored);
+                    versions.insert(id, Version::Log(logged.len() - 1));
+                }
+                LogEntry::Feedback { id, outcome } => {
+                    match versions
+                        .entry(id)
+                        .or_insert(Version::Segment(Feedback::default()))
+                    {
+                        Version::Segment(f) => f.add(outcome),
+                        Version::Log(i) => logged[*i].record.feedback.add(outcome),
+                        Version::Deleted => {}
+                    }
+                }
+                LogEntry::Delete { id } => {
+                    versions.insert(id, Version::Deleted);
+                }
+            }
+        }
+        let mut overlay = Overlay {
+            dead: vec![RoaringBitmap::new(); segments.len()],
+            entries: count,
+            bytes,
+            ..Overlay::default()
+        };
+        let mut live_log: Vec<usize> = Vec::new();
+        for (id, version) in &versions {
+            match version {
+                Version::Segment(f) => {
+                    overlay.feedback.insert(id.clone(), *f);
+                    continue;
+                }
+                Version::Log(i) => live_log.push(*i),
+                Version::Deleted => {
+                    overlay.deleted.insert(id.clone(), ());
+                }
+            }
+            for (s, segment) in segments.iter().enumerate() {
+                if let Some(doc) = segment.doc_of_id(id)? {
+                    overlay.dead[s].insert(doc);
+                }
+            }
+        }
+        live_log.sort_unstable();
+        for i in live_log {
+            let stored = logged[i].clone();
+            overlay
+                .by_id
+                .insert(stored.record.id.clone(), overlay.records.len());
+            overlay.records.push(stored);
+        }
+        overlay.resolve_supersession(segments)?;
+        Ok(overlay)
+    }
+
+    /// Recomputes `supersededBy` for every id whose set of live superseders the log changed:
+    /// targets of dead segment records, targets of log records, and log records themselves.
+    fn resolve_supersession(&mut self, segments: &[Segment]) -> Result<()> {
+        let mut affected: Vec<String> = Vec::new();
+        for (s, segment) in segments.iter().enumerate() {
+            for doc in &self.dead[s] {
+                if let Some(target) = segment.columns.row(doc)?.supersedes {
+                    affected.push(target.to_string());
+                }
+            }
+        }
+        for stored in &self.records {
+            affected.push(stored.record.id.clone());
+            if let Some(target) = &stored.record.supersedes {
+                affected.push(target.clone());
+            }
+        }
+        affected.sort();
+        affected.dedup();
+        for target in affected {
+            let mut smallest: Option<String> = None;
+            let mut offer = |id: &str| {
+                if smallest
+                    .as_deref()
+                    .is_none_or(|s| id.as_bytes() < s.as_bytes())
+                {
+                    smallest = Some(id.to_string());
+                }
+            };
+            for (s, segment) in segments.iter().enumerate() {
+                let key = [FACET_SUPERSEDES, target.as_bytes()].concat();
+                for doc in segment.facet(&key)? - &self.dead[s] {
+                    offer(segment.columns.row(doc)?.id);
+                }
+            }
+            for stored in &self.records {
+                if stored.record.supersedes.as_deref() == Some(target.as_str()) {
+                    offer(&stored.record.id);
+                }
+            }
+            self.superseded_by.insert(target, smallest);
+        }
+        Ok(())
+    }
+
+    /// The feedback a segment record has gained in the log.
+    pub fn feedback_for(&self, id: &str) -> Option<&Feedback> {
+        if self.feedback.is_empty() {
+            None
+        } else {
+            self.feedback.get(id)
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! The write path: `record`, `feedback`, `delete`, `compact` and the generations `build` writes.
+//!
+//! One writer at a time, across processes, holds an OS lock on `LOCK` in the index directory.
+//! A change is appended to the record log and synced before the call returns, so it is durable
+//! once acknowledged. Segments are never rewritten: compaction writes a new generation (one
+//! segment holding every live record, and a new empty log), swaps the manifest atomically, then
+//! deletes the files no generation names. Readers take no lock; a reader that raced with that
+//! deletion re-reads the manifest (see [`Index::open`]).
+
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::format::codec::{LogEntry, StoredRecord};
+use crate::format::footer::FORMAT_VERSION;
+use crate::format::log::LogAppender;
+use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
+use crate::index::build::write_segment;
+use crate::index::Index;
+use crate::record::{Feedback, Outcome, Record, SourcedRecord};
+use crate::search::request::SearchRequest;
+use crate::search::standard::MatchLevel;
+use crate::text::{self, TextAnalyzer};
+
+/// The log is compacted automatically once it holds this many entries…
+pub const COMPACT_AFTER_ENTRIES: usize = 1000;
+/// …or this many bytes.
+pub const COMPACT_AFTER_BYTES: u64 = 8 << 20;
+/// How many duplicate warnings `record` returns at most.
+pub const MAX_WARNINGS: usize = 3;
+
+/// The exclusive writer lock of an index directory, released on drop.
+pub struct WriterLock {
+    file: File,
+}
+
+impl WriterLock {
+    /// Waits for and takes the writer lock of `dir`.
+    pub fn acquire(dir: &Path) -> Result<WriterLock> {
+        let path = dir.join("LOCK");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.lock().map_err(|e| Error::io(&path, e))?;
+        Ok(WriterLock { file })
+    }
+}
+
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+/// A similar live record found when recording (SPEC §8).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DuplicateWarning {
+    /// Always `SIMILAR_EXPERIENCE_FOUND`.
+    pub code: &'static str,
+    /// The similar record's id.
+    pub id: String,
+    /// Its locator.
+    pub locator: String,
+    /// strong or moderate.
+    pub match_level: MatchLevel,
+    /// Its score in the duplicate search.
+    pub score: f64,
+    /// Its title.
+    pub title: String,
+}
+
+/// What `record` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordReport {
+    /// The record's id (given or derived).
+    pub id: String,
+    /// Its position in the log.
+    pub locator: String,
+    /// Whether it replaced a live record with the same id.
+    pub replaced: bool,
+    /// Up to three similar records; they never block the save.
+    pub warnings: Vec<DuplicateWarning>,
+}
+
+/// What `feedback` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackReport {
+    /// The record's id.
+    pub id: String,
+    /// The outcome added.
+    pub outcome: &'static str,
+    /// The counts after adding it.
+    pub feedback: FeedbackCounts,
+}
+
+/// Feedback counts as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackCounts {
+    /// success
+    pub success: u64,
+    /// partial
+    pub partial: u64,
+    /// failure
+    pub failure: u64,
+    /// notApplicable
+    pub not_applicable: u64,
+    /// outdated
+    pub outdated: u64,
+}
+
+impl From<Feedback> for FeedbackCounts {
+    fn from(f: Feedback) -> Self {
+        FeedbackCounts {
+            success: f.success,
+            partial: f.partial,
+            failure: f.failure,
+            not_applicable: f.not_applicable,
+            outdated: f.outdated,
+        }
+    }
+}
+
+/// What `delete` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeleteReport {
+    /// The id removed.
+    pub id: String,
+    /// Always true: deleting an absent id is an error.
+    pub deleted: bool,
+}
+
+/// What `compact` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactReport {
+    /// The new generation.
+    pub generation: u64,
+    /// Live records in it.
+    pub records: usize,
+    /// Log entries folded in.
+    pub log_entries: usize,
+}
+
+/// Opens the index for writing under the lock, creating an empty one when the directory holds
+/// none yet.
+fn open_for_write(dir: &Path) -> Result<Index> {
+    if !dir.join(MANIFEST_NAME).exists() {
+        write_generation(dir, &[], false, None)?;
+    }
+    Index::open(dir)
+}
+
+/// Adds or replaces one record (SPEC §8). Durable when this returns.
+pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let _lock = WriterLock::acquire(dir)?;
+    let index = open_for_write(dir)?;
+    let replaced = index.find(&record.id)?.is_some();
+    let warnings = duplicate_warnings(&index, &record)?;
+    let manifest = index.manifest();
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    let locator = format!("{}@{}", manifest.log, log.position());
+    let id = record.id.clone();
+    log.append(&LogEntry::Record(Box::new(StoredRecord {
+        record,
+        locator: locator.clone(),
+    })))?;
+    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    Ok(RecordReport {
+        id,
+        locator,
+        replaced,
+        warnings,
+    })
+}
+
+/// Adds one outcome to a live record's feedback. Durable when this returns.
+pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
+    let _lock = WriterLock::acquire(dir)?;
+    let index = Index::open(dir)?;
+    let doc = index
+        .find(id)?
+        .ok_or_else(|| Error::NotFound(id.to_string()))?;
+    let mut counts = index.stored(doc)?.record.feedback;
+    let manifest = index.manifest();
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    log.append(&LogEntry::Feedback {
+        id: id.to_string(),
+        outcome,
+    })?;
+    counts.add(outcome);
+    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    Ok(FeedbackReport {
+        id: id.to_string(),
+        outcome: outcome.as_str(),
+        feedback: counts.into(),
+    })
+}
+
+/// Removes a live record from every later search and export. Durable when this returns.
+pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
+    let _lock = WriterLock::acquire(dir)?;
+    let index = Index::open(dir)?;
+    if index.find(id)?.is_none() {
+        return Err(Error::NotFound(id.to_string()));
+    }
+    let manifest = index.manifest();
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    log.append(&LogEntry::Delete { id: id.to_string() })?;
+    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    Ok(DeleteReport {
+        id: id.to_string(),
+        deleted: true,
+    })
+}
+
+/// Folds the log into a new generation holding every live record. Results are unchanged.
+pub fn compact(dir: &Path) -> Result<CompactReport> {
+    let _lock = WriterLock::acquire(dir)?;
+    compact_locked(dir)
+}
+
+fn compact_if_due(dir: &Path, log_bytes: u64, log_entries: usize) -> Result<()> {
+    if log_entries >= COMPACT_AFTER_ENTRIES || log_bytes >= COMPACT_AFTER_BYTES {
+        compact_locked(dir)?;
+    }
+    Ok(())
+}
+
+fn compact_locked(dir: &Path) -> Result<CompactReport> {
+    let index = Index::open(dir)?;
+    let log_entries = index.overlay.entries;
+    let records: Vec<SourcedRecord> = index
+        .all_records()?
+        .into_iter()
+        .map(|s| SourcedRecord {
+            record: s.record,
+            locator: s.locator,
+        })
+        .collect();
+    let stem = index.manifest().stem;
+    drop(index);
+    let (manifest, _) = write_generation(dir, &records, stem, None)?;
+    Ok(CompactReport {
+        generation: manifest.generation,
+        records: records.len(),
+        log_entries,
+    })
+}
+
+/// Writes a new generation holding `records` (one segment, an empty log), makes it current and
+/// deletes the files of older generations. The caller holds the writer lock.
+pub(crate) fn write_generation(
+    dir: &Path,
+    records: &[SourcedRecord],
+    stem: bool,
+    progress: Option<&ProgressBar>,
+) -> Result<(Manifest, usize)> {
+    let previous = Manifest::load(dir).ok();
+    let generation = next_generation(dir, previous.as_ref())?;
+    let name = format!("g{generation:06}-s0000");
+    let analyzer = TextAnalyzer::new(stem);
+    let written = write_segment(dir, &name, records, &analyzer, progress)?;
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        generation,
+        stem,
+        segments: vec![written.entry],
+        log: format!("g{generation:06}.log"),
+    };
+    manifest.store(dir)?;
+    remove_unnamed(dir, &manifest);
+    Ok((manifest, written.terms))
+}
+
+/// One more than the highest generation named by the manifest or by any file in `dir` (files
+/// of a generation whose writer died before its manifest swap included).
+fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
+    let mut highest = previous.map_or(0, |m| m.generation);
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries.flatten() {
+        if let Some(g) = generation_of(&entry.file_name().to_string_lossy()) {
+            highest = highest.max(g);
+        }
+    }
+    Ok(highest + 1)
+}
+
+fn generation_of(file_name: &str) -> Option<u64> {
+    file_name
+        .strip_prefix('g')
+        .and_then(|n| n.get(..6))
+        .and_then(|digits| digits.parse().ok())
+}
+
+/// Deletes every generation file that `current` does not name. Readers that mapped or opened
+/// them keep reading (unlinking does not unmap); readers that had not yet opened them find the
+/// manifest moved on and reopen.
+fn remove_unnamed(dir: &Path, current: &Manifest) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut named: Vec<String> = vec![current.log.clone()];
+    for segment in &current.segments {
+        for suffix in segment.files.keys() {
+            named.push(format!("{}.{suffix}", segment.name));
+        }
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if generation_of(&name).is_some() && !named.contains(&name) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let _ = sync_dir(dir);
+}
+
+/// SPEC §8: the first three strong or moderate records similar to `record`.
+fn duplicate_warnings(index: &Index, record: &Record) -> Result<Vec<DuplicateWarning>> {
+    let query = format!(
+        "{} {} {}",
+        record.title,
+        record.tags.join(" "),
+        record.problems.first().map_or("", String::as_str)
+    );
+    let mut excluded = vec![record.id.clone()];
+    excluded.extend(record.supersedes.clone());
+    let mut limit = 50;
+    loop {
+        let mut request = SearchRequest::new(query.clone());
+        request.limit = limit;
+        request.exclude_ids = excluded.clone();
+        let response = match index.search(&request) {
+            Ok(r) => r,
+            Err(e) if e.code() == ErrorCode::EmptyQuery => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut warnings = Vec::new();
+        for result in &response.results {
+            let other = index.get(&result.id)?.record;
+            let level = duplicate_level(record, &other, result.match_level, &index.analyzer);
+            if matches!(level, MatchLevel::Strong | MatchLevel::Moderate) {
+                warnings.push(DuplicateWarning {
+                    code: "SIMILAR_EXPERIENCE_FOUND",
+                    id: result.id.clone(),
+                    locator: result.locator.clone(),
+                    match_level: level,
+                    score: result.score,
+                    title: result.title.clone(),
+                });
+                if warnings.len() == MAX_WARNINGS {
+                    return Ok(warnings);
+                }
+            }
+        }
+        if response.results.len() >= response.counts.candidates {
+            return Ok(warnings);
+        }
+        limit *= 4;
+    }
+}
+
+/// The level of a duplicate candidate (SPEC §8): equal title, solution and applicability make it
+/// strong; otherwise a strong one sharing no token of project context and applicability with the
+/// new record is only moderate.
+pub(crate) fn duplicate_level(
+    new: &Record,
+    other: &Record,
+    level: MatchLevel,
+    analyzer: &TextAnalyzer,
+) -> MatchLevel {
+    let same = |a: Option<&str>, b: Option<&str>| {
+        text::phrase(a.unwrap_or("")) == text::phrase(b.unwrap_or(""))
+    };
+    if same(Some(&new.title), Some(&other.title))
+        && same(new.solution.as_deref(), other.solution.as_deref())
+        && same(new.applicability.as_deref(), other.applicability.as_deref())
+    {
+        return MatchLevel::Strong;
+    }
+    if level == MatchLevel::Strong {
+        let context_tokens = |r: &Record| -> Vec<String> {
+            let text = format!(
+                "{} {}",
+                r.project_context.as_deref().unwrap_or(""),
+                r.applicability.as_deref().unwrap_or("")
+            );
+            analyzer
+                .tokens(&text, text::route(&text))
+                .into_iter()
+                .map(|t| t.text)
+                .collect()
+        };
+        let ours = context_tokens(new);
+        if !context_tokens(other).iter().any(|t| ours.contains(t)) {
+            return MatchLevel::Moderate;
+        }
+    }
+    level
+}
