@@ -186,6 +186,7 @@ pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
 
 /// Adds one outcome to a live record's feedback. Durable when this returns.
 pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
+    require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
     let doc = index
@@ -209,6 +210,7 @@ pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport
 
 /// Removes a live record from every later search and export. Durable when this returns.
 pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
+    require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
     if index.find(id)?.is_none() {
@@ -224,8 +226,21 @@ pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
     })
 }
 
+/// A directory without an index holds no record `id`.
+fn require_index(dir: &Path, id: &str) -> Result<()> {
+    if dir.join(MANIFEST_NAME).exists() {
+        Ok(())
+    } else {
+        Err(Error::NotFound(id.to_string()))
+    }
+}
+
 /// Folds the log into a new generation holding every live record. Results are unchanged.
 pub fn compact(dir: &Path) -> Result<CompactReport> {
+    if !dir.join(MANIFEST_NAME).exists() {
+        // Reports "no index here".
+        Manifest::load(dir)?;
+    }
     let _lock = WriterLock::acquire(dir)?;
     compact_locked(dir)
 }
