@@ -766,3 +766,40 @@ fn stats_reports_records_and_settings() {
     let stats = reliora(&ws.path("stemmed"), &["stats"]).json();
     assert_eq!(stats["stem"], json!(true));
 }
+
+#[test]
+fn write_commands_report_bad_input_with_exit_2_and_unknown_ids_with_exit_1() {
+    let (ws, index) = sample_index();
+    let bad = ws.dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"id": "x", "title": "t", "confidence": 7}"#).unwrap();
+    let run = reliora(&index, &["record", bad.to_str().unwrap()]);
+    run.assert_error(
+        "invalid_record",
+        &["bad.json".to_string(), "confidence".to_string()],
+        "record with an out-of-range confidence",
+    );
+    std::fs::write(&bad, "{not json").unwrap();
+    reliora(&index, &["record", bad.to_str().unwrap()]).assert_error(
+        "invalid_record",
+        &["bad.json".to_string()],
+        "record with malformed JSON",
+    );
+    let some_id = sample_records()[0]["id"].as_str().unwrap().to_string();
+    reliora(&index, &["feedback", &some_id, "--outcome", "great"]).assert_error(
+        "invalid_option",
+        &["great".to_string()],
+        "feedback with an unknown outcome",
+    );
+    for args in [
+        vec!["feedback", "no-such-id", "--outcome", "success"],
+        vec!["delete", "no-such-id"],
+    ] {
+        let run = reliora(&index, &args);
+        assert_eq!(run.status, 1, "{args:?}: {run:?}");
+        assert_eq!(run.json()["error"], json!("not_found"), "{args:?}");
+    }
+    // The rejected writes changed nothing.
+    let after = reliora(&index, &["stats"]);
+    after.assert_ok("stats");
+    assert_eq!(after.json()["logEntries"], json!(0));
+}
