@@ -130,25 +130,14 @@ impl<'a> IndexSource<'a> {
             }
         }
 
+        // Records whose postings allow the phrase; their text is checked later, only where
+        // it matters (see `execute`).
         let phrase_docs = match &query.phrase {
-            Some(phrase) if !query.is_empty() => {
-                let candidates = match phrase_prefilter(segment, &query.text, self.index)? {
+            Some(_) if !query.is_empty() => {
+                match phrase_prefilter(segment, &query.text, self.index)? {
                     Some(prefiltered) => prefiltered & &docs,
                     None => docs.clone(),
-                };
-                let verified: Vec<u32> = candidates
-                    .iter()
-                    .collect::<Vec<_>>()
-                    .into_par_iter()
-                    .map(|doc| -> Result<Option<u32>> {
-                        let stored = segment.stored(doc)?;
-                        Ok(record_has_phrase(&stored.record, phrase).then_some(doc))
-                    })
-                    .collect::<Result<Vec<_>>>()?
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                RoaringBitmap::from_sorted_iter(verified).expect("sorted")
+                }
             }
             _ => RoaringBitmap::new(),
         };
@@ -170,7 +159,11 @@ impl<'a> IndexSource<'a> {
                     id: row.id,
                     field_sum: field_sum[doc as usize],
                     coverage_mask: coverage[doc as usize],
-                    phrase: phrase_docs.contains(doc),
+                    phrase: if phrase_docs.contains(doc) {
+                        None
+                    } else {
+                        Some(false)
+                    },
                     feedback,
                     created_at: row.created_at,
                     supersedes: row.supersedes,

@@ -50,8 +50,9 @@ pub(crate) struct Hit<'a> {
     pub field_sum: u32,
     /// Bit i set ⇔ query token i matched some group.
     pub coverage_mask: u32,
-    /// Whether the exact phrase occurs.
-    pub phrase: bool,
+    /// Whether the exact phrase occurs; `None` when the postings allow it but the stored text
+    /// has not been checked yet (see [`Source::verify_phrase`]).
+    pub phrase: Option<bool>,
     pub feedback: Feedback,
     pub created_at: Option<(i64, u32)>,
     pub supersedes: Option<&'a str>,
@@ -83,6 +84,14 @@ pub(crate) trait Source: Sync {
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
     /// The live record with this id.
     fn find(&self, id: &str) -> Result<Option<DocRef>>;
+    /// Whether `phrase` occurs in the stored text of `doc` (SPEC §4), for hits whose phrase
+    /// flag is still unknown.
+    fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
+        Ok(index_source::record_has_phrase(
+            &self.stored(doc)?.record,
+            phrase,
+        ))
+    }
 }
 
 /// What the caller knows that the source does not.
@@ -141,36 +150,46 @@ pub(crate) fn execute(
 
     let matched = source.matched(&query, &filters)?;
     let token_count = query.tokens.len() as u32;
-    let mut ranked: Vec<Ranked<'_>> = matched
-        .hits
+    let mut hits = matched.hits;
+    // Phrase checks read stored text, so they are done only where they can change what is
+    // reported: a match level (counts), a supersession relation, the explained record, or a
+    // place on the page. Everything else keeps its phrase-less score, a lower bound.
+    if let Some(phrase) = query.phrase.as_deref().filter(|_| !empty) {
+        let involved = supersession_involved(&hits);
+        let must_verify = |i: usize, hit: &Hit<'_>| {
+            request.explain.is_some()
+                || involved.contains(&i)
+                || score_hit(hit, false, empty, token_count).level
+                    != score_hit(hit, true, empty, token_count).level
+        };
+        let first: Vec<usize> = (0..hits.len())
+            .filter(|&i| hits[i].phrase.is_none() && must_verify(i, &hits[i]))
+            .collect();
+        verify_phrases(source, &mut hits, &first, phrase)?;
+        let lower = rank(
+            hits.iter()
+                .map(|h| score_hit(h, h.phrase == Some(true), empty, token_count))
+                .collect(),
+        );
+        if let Some(threshold) = lower.get(request.limit.saturating_sub(1)).map(|r| r.score) {
+            let second: Vec<usize> = (0..hits.len())
+                .filter(|&i| {
+                    hits[i].phrase.is_none()
+                        && score_hit(&hits[i], true, empty, token_count).score >= threshold
+                })
+                .collect();
+            verify_phrases(source, &mut hits, &second, phrase)?;
+        } else {
+            let all: Vec<usize> = (0..hits.len())
+                .filter(|&i| hits[i].phrase.is_none())
+                .collect();
+            verify_phrases(source, &mut hits, &all, phrase)?;
+        }
+    }
+
+    let mut ranked: Vec<Ranked<'_>> = hits
         .par_iter()
-        .map(|hit| {
-            if empty {
-                return Ranked {
-                    hit: hit.clone(),
-                    relevance: standard::relevance(0, false, 0, 0),
-                    feedback: 0.0,
-                    score: 0.0,
-                    level: MatchLevel::Weak,
-                    supersession: 0.0,
-                };
-            }
-            let relevance = standard::relevance(
-                hit.field_sum,
-                hit.phrase,
-                hit.coverage_mask.count_ones(),
-                token_count,
-            );
-            let feedback = standard::feedback_score(&hit.feedback);
-            Ranked {
-                hit: hit.clone(),
-                relevance,
-                feedback,
-                score: relevance.relevance + feedback,
-                level: standard::match_level(relevance.coverage, relevance.relevance),
-                supersession: 0.0,
-            }
-        })
+        .map(|hit| score_hit(hit, hit.phrase == Some(true), empty, token_count))
         .collect();
 
     let mut counts = Counts {
@@ -189,9 +208,7 @@ pub(crate) fn execute(
     if empty {
         ranked.par_sort_unstable_by(by_created_desc_then_id);
     } else {
-        ranked.par_sort_unstable_by(by_score_then_id);
-        apply_supersession(&mut ranked);
-        apply_supersession(&mut ranked);
+        ranked = rank(ranked);
     }
 
     let best = ranked.first().map_or(0.0, |r| r.score);
@@ -274,6 +291,70 @@ pub(crate) fn execute(
         results,
         explain,
     })
+}
+
+/// The standard score of one hit (zeros for an empty query with filters).
+fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> Ranked<'a> {
+    if empty {
+        return Ranked {
+            hit: hit.clone(),
+            relevance: standard::relevance(0, false, 0, 0),
+            feedback: 0.0,
+            score: 0.0,
+            level: MatchLevel::Weak,
+            supersession: 0.0,
+        };
+    }
+    let relevance = standard::relevance(
+        hit.field_sum,
+        phrase,
+        hit.coverage_mask.count_ones(),
+        token_count,
+    );
+    let feedback = standard::feedback_score(&hit.feedback);
+    Ranked {
+        hit: hit.clone(),
+        relevance,
+        feedback,
+        score: relevance.relevance + feedback,
+        level: standard::match_level(relevance.coverage, relevance.relevance),
+        supersession: 0.0,
+    }
+}
+
+/// Orders candidates by score then id, and applies supersession (SPEC §6 steps 1 and 3; MMR,
+/// step 2, is off in the standard profile).
+fn rank(mut ranked: Vec<Ranked<'_>>) -> Vec<Ranked<'_>> {
+    ranked.par_sort_unstable_by(by_score_then_id);
+    apply_supersession(&mut ranked);
+    apply_supersession(&mut ranked);
+    ranked
+}
+
+/// Positions of the hits in a supersession relation with another hit.
+fn supersession_involved(hits: &[Hit<'_>]) -> std::collections::HashSet<usize> {
+    let targets: std::collections::HashSet<&str> =
+        hits.iter().filter_map(|h| h.supersedes).collect();
+    (0..hits.len())
+        .filter(|&i| hits[i].supersedes.is_some() || targets.contains(hits[i].id))
+        .collect()
+}
+
+/// Checks the phrase in the stored text of the hits at `positions`, in parallel.
+fn verify_phrases(
+    source: &dyn Source,
+    hits: &mut [Hit<'_>],
+    positions: &[usize],
+    phrase: &str,
+) -> Result<()> {
+    let found: Vec<bool> = positions
+        .par_iter()
+        .map(|&i| source.verify_phrase(hits[i].doc, phrase))
+        .collect::<Result<_>>()?;
+    for (&i, found) in positions.iter().zip(found) {
+        hits[i].phrase = Some(found);
+    }
+    Ok(())
 }
 
 /// Per-group token masks of one record, from the per-token group sets.

@@ -134,7 +134,7 @@ pub(crate) fn scan_records<'a>(
             id: &record.id,
             field_sum,
             coverage_mask,
-            phrase,
+            phrase: Some(phrase),
             feedback: record.feedback,
             created_at: record
                 .created_at
