@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod eval;
 pub mod format;
 pub mod index;
 pub mod record;
@@ -56,6 +57,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use index::{BuildOptions, BuildReport, Index, Stats};
 pub use record::{Feedback, Record, Timestamp};
 pub use schema::FieldGroup;
+pub use search::federated::search_federated;
 pub use search::request::{Backend, Profile, SearchRequest};
 pub use search::response::{Counts, Explain, SearchResponse, SearchResult};
 pub use search::standard::MatchLevel;

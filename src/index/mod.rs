@@ -229,6 +229,7 @@ impl Index {
 
     /// Runs one search (SPEC §3–7).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        let request = &*crate::search::settings::with_index_config(&self.dir, request)?;
         if request.backend == Backend::Scan {
             return self.scan_search(request, false, Vec::new());
         }
