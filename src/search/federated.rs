@@ -86,7 +86,8 @@ pub fn map_score(fused: f64, best: f64, s: &FederationSettings) -> Option<f64> {
     if best <= 0.0 || fused < s.floor * best {
         return None;
     }
-    Some(s.floor + (s.ceiling - s.floor) * fused / best)
+    // Written from the ceiling down so that the best gets the ceiling exactly.
+    Some(s.ceiling - (s.ceiling - s.floor) * (1.0 - fused / best))
 }
 
 /// Searches every `(name, index)` and fuses their rankings.
@@ -286,6 +287,7 @@ mod tests {
         let best = 2.0 / 61.0;
         let cases = [
             (best, Some(0.82)),
+            (best * 0.999_999, Some(0.82 - 0.52 * 0.000_001)),
             (best / 2.0, Some(0.30 + 0.52 * 0.5)),
             (best * 0.30, Some(0.30 + 0.52 * 0.30)),
             (best * 0.2999, None),
@@ -299,5 +301,6 @@ mod tests {
             }
         }
         assert_eq!(map_score(1.0, 0.0, &s), None);
+        assert_eq!(map_score(best, best, &s), Some(0.82));
     }
 }
