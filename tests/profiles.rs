@@ -570,7 +570,8 @@ fn rerank_replaces_the_score_by_the_weighted_features() {
     let f = ladder();
     let plain = f.search("kernel", &[]);
     // r = 8, 7, 5, 4, 2; r_max = 8 → rel = 0.30 + 0.52 × r / 18. No createdAt: temporal 0.
-    let cases: [(&str, fn(f64) -> f64); 6] = [
+    type Expected = fn(f64) -> f64;
+    let cases: [(&str, Expected); 6] = [
         ("relevance=1", |r| 0.30 + 0.52 * r / 18.0),
         ("relevance=1,temporal=1", |r| (0.30 + 0.52 * r / 18.0) / 2.0),
         ("textMatch=2,vectorMatch=2", |_| 0.5),
