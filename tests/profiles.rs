@@ -868,3 +868,45 @@ fn federated_search_fuses_rankings_by_reciprocal_rank() {
     .unwrap();
     assert_eq!(ids(&response), ["k-1"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// On disk: group length sums in the manifest, the entity dictionary.
+
+#[test]
+fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan() {
+    use reliora::format::manifest::Manifest;
+    use reliora::index::check::check;
+
+    let f = ladder();
+    let dir = f.dir.path().join("index");
+    let mut manifest = Manifest::load(&dir).unwrap();
+    let sums = manifest.segments[0].group_length_sums.expect("written by build");
+    // Title lengths: "kernel", "two", "three", "four", "five" → 5 tokens.
+    assert_eq!(sums[1], 5);
+    assert!(manifest.segments[0].files.contains_key("entities.fst"));
+    assert!(check(&dir).sound);
+
+    let mut wrong = sums;
+    wrong[1] += 1;
+    manifest.segments[0].group_length_sums = Some(wrong);
+    manifest.store(&dir).unwrap();
+    let report = check(&dir);
+    assert!(!report.sound);
+    assert!(
+        report.problems.iter().any(|p| p.contains("group length sums")),
+        "{:?}",
+        report.problems
+    );
+
+    // A manifest without the sums (an older build): searches scan the records, with a notice.
+    manifest.segments[0].group_length_sums = None;
+    manifest.store(&dir).unwrap();
+    let index = Index::open(&dir).unwrap();
+    let response = index
+        .search(&request("kernel", &[("profile", "bm25f")]).unwrap())
+        .unwrap();
+    assert_eq!(response.backend, "scan");
+    assert!(response.degraded);
+    assert!(response.notices.iter().any(|n| n.contains("rebuild")));
+    assert_eq!(response.results.len(), 5);
+}
