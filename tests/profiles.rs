@@ -880,7 +880,9 @@ fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan()
     let f = ladder();
     let dir = f.dir.path().join("index");
     let mut manifest = Manifest::load(&dir).unwrap();
-    let sums = manifest.segments[0].group_length_sums.expect("written by build");
+    let sums = manifest.segments[0]
+        .group_length_sums
+        .expect("written by build");
     // Title lengths: "kernel", "two", "three", "four", "five" → 5 tokens.
     assert_eq!(sums[1], 5);
     assert!(manifest.segments[0].files.contains_key("entities.fst"));
@@ -893,7 +895,10 @@ fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan()
     let report = check(&dir);
     assert!(!report.sound);
     assert!(
-        report.problems.iter().any(|p| p.contains("group length sums")),
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("group length sums")),
         "{:?}",
         report.problems
     );
