@@ -915,3 +915,59 @@ fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan()
     assert!(response.notices.iter().any(|n| n.contains("rebuild")));
     assert_eq!(response.results.len(), 5);
 }
+
+// ---------------------------------------------------------------------------------------------
+// SPEC 6.3–6.5: supersession after MMR, normalizedScore and min-score per profile.
+
+#[test]
+fn supersession_runs_again_after_mmr_and_sums_both_changes() {
+    let f = fixture(&[
+        json!({"id": "p-1", "title": "kernel panic", "problems": ["same text"]}),
+        json!({"id": "p-2", "title": "kernel panic", "problems": ["same text"],
+               "supersedes": "p-3"}),
+        json!({"id": "p-3", "title": "kernel panic", "problems": ["other"]}),
+    ]);
+    // Every r = 16 + 12 = 28. Step 1: p-3 → 27.999. Step 2: p-2 repeats p-1 → 28 − 2.8.
+    // Step 3: p-3 (27.999) ≥ p-2 (25.2) → 25.199.
+    let response = f.search("kernel panic", &[("mmr", "true")]);
+    assert_eq!(ids(&response), ["p-1", "p-2", "p-3"]);
+    let p2 = result(&response, "p-2");
+    let p3 = result(&response, "p-3");
+    assert!(close(p2.score, 25.2));
+    assert!(close(num(p2, "mmr"), -2.8));
+    assert!(close(p3.score, 25.2 - 0.001));
+    assert!(close(num(p3, "supersession"), 25.199 - 28.0));
+    assert!(!p3.score_breakdown.contains_key("mmr"));
+}
+
+#[test]
+fn normalized_score_and_min_score_follow_each_profile() {
+    let f = ladder();
+    // decay: normalizedScore is the score clamped to [0, 1], not divided by the best.
+    let decay = f.search("kernel", &[("profile", "decay")]);
+    for x in &decay.results {
+        assert_eq!(x.normalized_score, x.score.clamp(0.0, 1.0));
+    }
+    assert!(decay.results[0].normalized_score < 1.0);
+    let threshold = decay.results[2].normalized_score;
+    let kept = f.search(
+        "kernel",
+        &[("profile", "decay"), ("min-score", &threshold.to_string())],
+    );
+    assert_eq!(ids(&kept), ids(&decay)[..3].to_vec());
+    // recency and bm25f: score ÷ best; a percentage works as a fraction.
+    for profile in ["recency", "bm25f"] {
+        let all = f.search("kernel", &[("profile", profile)]);
+        assert_eq!(all.results[0].normalized_score, 1.0, "{profile}");
+        let best = all.results[0].score;
+        let expected: Vec<&str> = all
+            .results
+            .iter()
+            .filter(|x| x.score / best >= 0.5)
+            .map(|x| x.id.as_str())
+            .collect();
+        let half = f.search("kernel", &[("profile", profile), ("min-score", "50")]);
+        assert_eq!(ids(&half), expected, "{profile}");
+        assert!(expected.len() < all.results.len(), "{profile}");
+    }
+}
