@@ -15,6 +15,9 @@
 //! - [`Index`]: [`Index::build`] writes a generation from JSON exports, [`Index::open`] maps it
 //!   (O(1) work), [`Index::search`] answers a [`SearchRequest`] with a [`SearchResponse`] — the
 //!   same structure `reliora search` prints as JSON.
+//! - [`Profile`]: `standard`, `decay` (salience and time), `recency` (pins) and `bm25f` (term
+//!   statistics), chosen with the `profile` option; [`search_federated`] fuses several indexes;
+//!   [`eval`] measures relevance on a BEIR folder.
 //! - [`Record`]: one experience record, validated.
 //! - [`Error`]: one error type; [`Error::code`] gives the SPEC error code.
 //!
@@ -39,12 +42,19 @@
 //! let response = index.search(&SearchRequest::new("tokio runtime panic"))?;
 //! assert_eq!(response.results[0].id, "rs-1");
 //! assert_eq!(response.backend, "index");
+//!
+//! let mut request = SearchRequest::new("tokio runtime panic");
+//! request.set_option("profile", Some("bm25f"))?;
+//! let response = index.search(&request)?;
+//! assert_eq!(response.results[0].id, "rs-1");
+//! assert!(response.results[0].score_breakdown.contains_key("bm25f"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod eval;
 pub mod format;
 pub mod index;
 pub mod record;
@@ -56,6 +66,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use index::{BuildOptions, BuildReport, Index, Stats};
 pub use record::{Feedback, Record, Timestamp};
 pub use schema::FieldGroup;
+pub use search::federated::search_federated;
 pub use search::request::{Backend, Profile, SearchRequest};
 pub use search::response::{Counts, Explain, SearchResponse, SearchResult};
 pub use search::standard::MatchLevel;

@@ -75,9 +75,19 @@ fn record(i: usize) -> impl Strategy<Value = serde_json::Value> {
             &["episodic", "Semantic", " procedural "][..],
         )),
         prop::option::of(0i64..1000),
+        (
+            prop::option::of(0u8..=10),
+            prop::option::of(prop::sample::select(&[0.0, 0.02, 0.5][..])),
+            prop::option::of(any::<bool>()),
+            prop::collection::vec(
+                prop::sample::select(&["Tokio", "rust", "数据库", "CI"][..]),
+                0..3,
+            ),
+        ),
     )
         .prop_map(
-            move |(title, task, problems, solution, tags, context, fb, sup, kind, day)| {
+            move |(title, task, problems, solution, tags, context, fb, sup, kind, day, more)| {
+                let (salience, decay, pinned, entities) = more;
                 let mut r = serde_json::json!({
                     "id": format!("r{i:02}"),
                     "title": if title.trim().is_empty() { format!("record {i}") } else { title },
@@ -95,9 +105,24 @@ fn record(i: usize) -> impl Strategy<Value = serde_json::Value> {
                     r["memoryType"] = k.into();
                 }
                 if let Some(d) = day {
-                    r["createdAt"] =
-                        format!("2025-01-{:02}T{:02}:00:00Z", 1 + d % 28, d % 24).into();
+                    r["createdAt"] = format!(
+                        "2025-{:02}-{:02}T{:02}:00:00Z",
+                        1 + d % 12,
+                        1 + d % 28,
+                        d % 24
+                    )
+                    .into();
                 }
+                if let Some(s) = salience {
+                    r["salience"] = (f64::from(s) / 10.0).into();
+                }
+                if let Some(d) = decay {
+                    r["decayFactor"] = d.into();
+                }
+                if let Some(p) = pinned {
+                    r["pinned"] = p.into();
+                }
+                r["entities"] = entities.into();
                 r
             },
         )
@@ -165,18 +190,39 @@ fn filters() -> impl Strategy<Value = Vec<(&'static str, String)>> {
     )
 }
 
+/// Options of the profiles and post-steps, drawn so that each is exercised often.
+fn profile_options() -> impl Strategy<Value = Vec<(&'static str, String)>> {
+    prop::collection::vec(
+        prop_oneof![
+            Just(("include-superseded", "true".to_string())),
+            (1usize..6).prop_map(|n| ("candidates", n.to_string())),
+            prop::sample::select(&["true", "false"][..]).prop_map(|v| ("mmr", v.to_string())),
+            prop::sample::select(&["Tokio", "数据库", "rust"][..])
+                .prop_map(|e| ("entity", e.to_string())),
+            prop::sample::select(&["relevance=1,temporal=1", "salience=2,textMatch=1"][..])
+                .prop_map(|w| ("rerank", w.to_string())),
+            (20u64..400).prop_map(|n| ("token-budget", n.to_string())),
+        ],
+        0..3,
+    )
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn index_answers_exactly_as_a_scan(
         records in records(),
         queries in prop::collection::vec(text(5), 1..4),
         filters in filters(),
+        profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
+        extras in profile_options(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let index = build(dir.path(), &records);
-        let options: Vec<(&str, &str)> = filters.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let mut options: Vec<(&str, &str)> = filters.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        options.push(("profile", profile));
+        options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
         for query in &queries {
             let mut by_index = request(query, &options);
             by_index.set_option("backend", Some("index")).unwrap();
@@ -232,7 +278,7 @@ fn sample_index(dir: &Path) -> Index {
 }
 
 const SAMPLE_QUERIES: &[&str] = &[
-    "tokio runtime panic",
+    "Tokio runtime panic",
     "connection pool timeout",
     "docker layer cache invalidated",
     "github actions cache",
@@ -252,10 +298,14 @@ fn one_thread_and_many_threads_answer_identically() {
             .build()
             .unwrap();
         pool.install(|| {
-            SAMPLE_QUERIES
-                .iter()
-                .map(|q| serde_json::to_value(index.search(&request(q, &[])).unwrap()).unwrap())
-                .collect()
+            let mut out = Vec::new();
+            for profile in ["standard", "decay", "recency", "bm25f"] {
+                for q in SAMPLE_QUERIES {
+                    let response = index.search(&request(q, &[("profile", profile)])).unwrap();
+                    out.push(serde_json::to_value(response).unwrap());
+                }
+            }
+            out
         })
     };
     let one = run(1);
@@ -284,9 +334,12 @@ fn export_then_build_answers_identically() {
     )
     .unwrap();
     let rebuilt = Index::open(&rebuilt_dir).unwrap();
-    for query in SAMPLE_QUERIES {
-        let a = index.search(&request(query, &[])).unwrap();
-        let b = rebuilt.search(&request(query, &[])).unwrap();
-        assert_eq!(answer(&a), answer(&b), "query {query:?}");
+    for profile in ["standard", "decay", "recency", "bm25f"] {
+        for query in SAMPLE_QUERIES {
+            let options = [("profile", profile)];
+            let a = index.search(&request(query, &options)).unwrap();
+            let b = rebuilt.search(&request(query, &options)).unwrap();
+            assert_eq!(answer(&a), answer(&b), "{profile} query {query:?}");
+        }
     }
 }

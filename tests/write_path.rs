@@ -393,11 +393,15 @@ proptest! {
         let written = Index::open(&index).unwrap();
         let rebuilt = Index::open(&fresh).unwrap();
         for query in ["tokio", "postgres pool", "docker cache", "flaky test retries", "lock leak"] {
-            prop_assert_eq!(
-                answer(&written.search(&request(query)).unwrap()),
-                answer(&rebuilt.search(&request(query)).unwrap()),
-                "query {}", query
-            );
+            for profile in ["standard", "decay", "recency", "bm25f"] {
+                let mut a = request(query);
+                a.set_option("profile", Some(profile)).unwrap();
+                prop_assert_eq!(
+                    answer(&written.search(&a).unwrap()),
+                    answer(&rebuilt.search(&a).unwrap()),
+                    "query {} profile {}", query, profile
+                );
+            }
             let mut scan = request(query);
             scan.set_option("backend", Some("scan")).unwrap();
             prop_assert_eq!(

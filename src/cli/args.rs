@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use reliora::{Error, ErrorCode, Result, SearchRequest};
 
@@ -11,9 +11,15 @@ use reliora::{Error, ErrorCode, Result, SearchRequest};
 #[derive(Debug, Parser)]
 #[command(name = "reliora", version, about)]
 pub struct Cli {
-    /// The index directory.
-    #[arg(long, global = true, env = "RELIORA_INDEX", default_value = ".reliora")]
-    pub index: PathBuf,
+    /// The index directory. `search` takes several (repeat the flag) for a federated search.
+    #[arg(
+        long,
+        global = true,
+        env = "RELIORA_INDEX",
+        default_value = ".reliora",
+        action = ArgAction::Append
+    )]
+    pub index: Vec<PathBuf>,
     /// Output format; JSON when stdout is not a terminal.
     #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
@@ -72,6 +78,43 @@ pub enum Command {
     Stats,
     /// Verify every file; exit 0 when sound, 3 when damaged.
     Check,
+    /// Relevance metrics on a BEIR-format folder (built into a temporary index).
+    Eval(EvalArgs),
+}
+
+/// `reliora eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv.
+    #[arg(long)]
+    pub beir: PathBuf,
+    /// The qrels split.
+    #[arg(long, default_value = "test")]
+    pub split: String,
+    /// Ranking profile.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Rename a corpus key (repeatable), e.g. `--field-map _id=id --field-map text=problems`.
+    #[arg(long = "field-map", value_name = "SRC=DST")]
+    pub field_map: Vec<String>,
+    /// Stem tokens with Snowball English.
+    #[arg(long)]
+    pub stem: bool,
+    /// Settings file (TOML).
+    #[arg(long)]
+    pub config: Option<String>,
+    /// Replace the score by a weighted feature mix: name=weight,….
+    #[arg(long)]
+    pub rerank: Option<String>,
+    /// Candidates kept by `decay` (1–500).
+    #[arg(long, allow_hyphen_values = true)]
+    pub candidates: Option<String>,
+    /// Near-duplicate demotion: `--mmr` or `--mmr=false`.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmr: Option<String>,
+    /// Reference time (RFC 3339) instead of the clock.
+    #[arg(long)]
+    pub now: Option<String>,
 }
 
 /// `reliora build`.
@@ -129,10 +172,31 @@ pub struct SearchArgs {
     /// auto (default), index, or scan.
     #[arg(long)]
     pub backend: Option<String>,
+    /// `decay`: keep superseded records.
+    #[arg(long = "include-superseded")]
+    pub include_superseded: bool,
+    /// Candidates kept (1–500): `decay` keeps its top N by relevance (default 200).
+    #[arg(long, allow_hyphen_values = true)]
+    pub candidates: Option<String>,
+    /// Near-duplicate demotion: `--mmr` or `--mmr=false` (default on only in `decay`).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmr: Option<String>,
+    /// Keep results while their JSON fits in 4 × N characters (1–16000).
+    #[arg(long = "token-budget", allow_hyphen_values = true)]
+    pub token_budget: Option<String>,
+    /// A query entity (repeatable); replaces the detected ones.
+    #[arg(long)]
+    pub entity: Vec<String>,
+    /// Replace the score by a weighted feature mix: name=weight,….
+    #[arg(long)]
+    pub rerank: Option<String>,
+    /// Settings file (TOML); default: reliora.toml in the index directory.
+    #[arg(long)]
+    pub config: Option<String>,
 }
 
 /// Search flags: (clap id, option name, takes a value).
-const SEARCH_OPTIONS: [(&str, &str, bool); 10] = [
+const SEARCH_OPTIONS: [(&str, &str, bool); 17] = [
     ("limit", "limit", true),
     ("min_score", "min-score", true),
     ("project_context", "project-context", true),
@@ -143,6 +207,13 @@ const SEARCH_OPTIONS: [(&str, &str, bool); 10] = [
     ("explain", "explain", true),
     ("full", "full", false),
     ("backend", "backend", true),
+    ("include_superseded", "include-superseded", false),
+    ("candidates", "candidates", true),
+    ("mmr", "mmr", true),
+    ("token_budget", "token-budget", true),
+    ("entity", "entity", true),
+    ("rerank", "rerank", true),
+    ("config", "config", true),
 ];
 
 /// The search options given, in command-line order.
@@ -227,6 +298,7 @@ pub fn batch_request(
                 "minScore" => "min-score",
                 "projectContext" => "project-context",
                 "tags" => "tag",
+                "entities" => "entity",
                 other => other,
             };
             let values: Vec<&serde_json::Value> = match value {

@@ -1,12 +1,13 @@
 //! Argument parsing and presentation over the library API. No search logic lives here.
 
 mod args;
+mod eval;
 mod output;
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches};
 
@@ -30,16 +31,30 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Err(e) => return clap_failure(e, &argv),
     };
     let printer = Printer::new(cli.format);
+    // Only `search` takes several indexes (a federated search).
+    let index_dir: &Path = match (&cli.command, cli.index.as_slice()) {
+        (Command::Search(_), [first, ..]) | (_, [first]) => first,
+        (_, dirs) => {
+            return printer.error(&Error::query(
+                ErrorCode::InvalidOption,
+                format!(
+                    "--index is given {} times; only `search` takes several",
+                    dirs.len()
+                ),
+            ))
+        }
+    };
     let outcome = match &cli.command {
-        Command::Build(build) => run_build(&cli.index, build, &printer),
+        Command::Build(build) => run_build(index_dir, build, &printer),
         Command::Search(search) => {
             let sub = matches
                 .subcommand_matches("search")
                 .expect("search subcommand matched");
             run_search(&cli.index, search, sub, &printer)
         }
+        Command::Eval(args) => eval::run_eval(args, &printer),
         Command::Show { id } => {
-            Index::open(&cli.index)
+            Index::open(index_dir)
                 .and_then(|index| index.get(id))
                 .map(|stored| {
                     printer.json_or_text(&stored.record.to_json(), |out| {
@@ -53,20 +68,20 @@ pub fn run(argv: Vec<OsString>) -> i32 {
                     0
                 })
         }
-        Command::Record { file } => run_record(&cli.index, file.as_deref(), &printer),
+        Command::Record { file } => run_record(index_dir, file.as_deref(), &printer),
         Command::Feedback { id, outcome } => Outcome::parse(outcome)
-            .and_then(|outcome| writer::feedback(&cli.index, id, outcome))
+            .and_then(|outcome| writer::feedback(index_dir, id, outcome))
             .map(|report| {
                 printer.json_or_text(&report, |out| {
                     writeln!(out, "{}: {} recorded", report.id, report.outcome)
                 });
                 0
             }),
-        Command::Delete { id } => writer::delete(&cli.index, id).map(|report| {
+        Command::Delete { id } => writer::delete(index_dir, id).map(|report| {
             printer.json_or_text(&report, |out| writeln!(out, "{} deleted", report.id));
             0
         }),
-        Command::Compact => writer::compact(&cli.index).map(|report| {
+        Command::Compact => writer::compact(index_dir).map(|report| {
             printer.json_or_text(&report, |out| {
                 writeln!(
                     out,
@@ -76,15 +91,15 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             });
             0
         }),
-        Command::Export { output } => run_export(&cli.index, output.as_deref()),
-        Command::Stats => Index::open(&cli.index)
+        Command::Export { output } => run_export(index_dir, output.as_deref()),
+        Command::Stats => Index::open(index_dir)
             .and_then(|index| index.stats())
             .map(|stats| {
                 printer.json_or_text(&stats, |out| output::write_stats(out, &stats));
                 0
             }),
         Command::Check => {
-            let report = check(&cli.index);
+            let report = check(index_dir);
             printer.json_or_text(&report, |out| output::write_check(out, &report));
             Ok(if report.sound { 0 } else { 3 })
         }
@@ -160,7 +175,7 @@ fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i
 }
 
 fn run_search(
-    dir: &Path,
+    dirs: &[PathBuf],
     search: &SearchArgs,
     matches: &clap::ArgMatches,
     printer: &Printer,
@@ -170,11 +185,19 @@ fn run_search(
     for (name, value) in args::ordered_search_options(matches) {
         request.set_option(name, value.as_deref())?;
     }
-    let index = Index::open(dir)?;
+    let indexes = dirs
+        .iter()
+        .map(|dir| Ok((dir.display().to_string(), Index::open(dir)?)))
+        .collect::<Result<Vec<(String, Index)>>>()?;
+    let named: Vec<(String, &Index)> = indexes.iter().map(|(n, i)| (n.clone(), i)).collect();
+    let run = |request: &SearchRequest| match named.as_slice() {
+        [(_, index)] => index.search(request),
+        several => reliora::search_federated(several, request),
+    };
     match (&search.queries, &search.query) {
-        (Some(file), None) => run_batch(&index, &request, file),
+        (Some(file), None) => run_batch(&run, &request, file),
         (None, Some(_)) => {
-            let response = index.search(&request)?;
+            let response = run(&request)?;
             printer.json_or_text(&response, |out| output::write_response(out, &response));
             Ok(0)
         }
@@ -190,7 +213,11 @@ fn run_search(
 }
 
 /// `--queries FILE`: one response per line, JSON Lines or plain lines.
-fn run_batch(index: &Index, defaults: &SearchRequest, file: &Path) -> Result<i32> {
+fn run_batch(
+    search: &dyn Fn(&SearchRequest) -> Result<reliora::SearchResponse>,
+    defaults: &SearchRequest,
+    file: &Path,
+) -> Result<i32> {
     let reader = BufReader::new(File::open(file).map_err(|e| Error::io(file, e))?);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -202,7 +229,7 @@ fn run_batch(index: &Index, defaults: &SearchRequest, file: &Path) -> Result<i32
         }
         let locator = format!("{}:{}", file.display(), n + 1);
         let (query_id, outcome) = args::batch_request(&line, n + 1, defaults, &locator);
-        let outcome = outcome.and_then(|request| index.search(&request));
+        let outcome = outcome.and_then(|request| search(&request));
         let value = match outcome {
             Ok(mut response) => {
                 response.query_id = Some(query_id);

@@ -90,13 +90,18 @@ pub fn write_response(out: &mut dyn Write, r: &SearchResponse) -> io::Result<()>
         )?;
         writeln!(
             out,
-            "     matched: {}  ·  {}{}",
+            "     matched: {}  ·  {}{}{}",
             result.matched_tokens.join(" "),
             result.locator,
             result
                 .superseded_by
                 .as_ref()
                 .map(|s| format!("  ·  superseded by {s}"))
+                .unwrap_or_default(),
+            result
+                .index
+                .as_ref()
+                .map(|i| format!("  ·  index {i}"))
                 .unwrap_or_default()
         )?;
     }

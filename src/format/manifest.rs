@@ -5,8 +5,15 @@
 //! ```json
 //! {"formatVersion": 1, "generation": 3, "stem": false, "log": "g000003.log",
 //!  "segments": [{"name": "g000003-s0000", "records": 300,
-//!                "files": {"terms.fst": {"len": 1234, "crc": 305419896}, …}}]}
+//!                "files": {"terms.fst": {"len": 1234, "crc": 305419896}, …},
+//!                "groupLengthSums": [300, 2400, 5100, 0, 9000, 600, 450, 0, 120]}]}
 //! ```
+//!
+//! `groupLengthSums[g]` is the sum over the segment's records of the number of tokens of field
+//! group g (stop words included, as the columns' group lengths count them), in the order of
+//! [`FieldGroup::ALL`](crate::schema::FieldGroup::ALL): `bm25f` divides it by the live records
+//! for its average lengths. A manifest written before it existed lacks it; such a segment is
+//! reported damaged (searches scan the records) until the index is rebuilt.
 //!
 //! Each file entry records the body length and CRC from that file's footer: opening compares
 //! them in O(1), which catches files swapped in from another index. The manifest is replaced
@@ -21,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::footer::{verify_body, write_file, FileKind, Footer, FOOTER_LEN};
+use crate::schema::GROUP_COUNT;
 
 /// The manifest's file name inside an index directory.
 pub const MANIFEST_NAME: &str = "MANIFEST";
@@ -52,6 +60,13 @@ pub struct SegmentEntry {
     pub records: u64,
     /// Its files, by suffix (`terms.fst`, `store`, …).
     pub files: BTreeMap<String, FileEntry>,
+    /// Per field group, the sum of the records' group lengths.
+    #[serde(
+        default,
+        rename = "groupLengthSums",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub group_length_sums: Option<[u64; GROUP_COUNT]>,
 }
 
 /// The current generation of an index.

@@ -10,10 +10,14 @@
 //!                               supersedes targets
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
+//! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
 //! <segment>.store               record number → bincode record (blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
 //! g<generation>.log             the record log, appended to, never mapped (log.rs)
 //! ```
+//!
+//! The manifest also records, per segment, the sum over its records of each field group's
+//! length (`groupLengthSums`), so `bm25f` has its average lengths without reading the columns.
 //!
 //! Every file is written once, ends in a footer (footer.rs), and is checked before use.
 //! Term keys are the token text; a token that came from a stop word is keyed with a trailing
@@ -42,7 +46,7 @@ pub const FACET_TYPE: &[u8] = b"m\0";
 pub const FACET_SUPERSEDES: &[u8] = b"s\0";
 
 /// File suffixes of a segment, in the order they are written.
-pub const SEGMENT_FILES: [&str; 7] = [
+pub const SEGMENT_FILES: [&str; 8] = [
     "terms.fst",
     "terms.post",
     "facets.fst",
@@ -50,4 +54,5 @@ pub const SEGMENT_FILES: [&str; 7] = [
     "ids.fst",
     "store",
     "columns",
+    "entities.fst",
 ];

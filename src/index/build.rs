@@ -168,6 +168,26 @@ pub(crate) fn write_segment(
     )?;
     files.insert("facets.fst".to_string(), footer.into());
 
+    // Entities: lowercased name → the number of records naming it.
+    let mut entities: BTreeMap<String, u64> = BTreeMap::new();
+    for r in records {
+        let mut names: Vec<String> = r
+            .record
+            .entities
+            .iter()
+            .map(|e| e.to_lowercase())
+            .filter(|e| !e.is_empty())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            *entities.entry(name).or_default() += 1;
+        }
+    }
+    let footer = write_dictionary(&path("entities.fst"), entities.iter().map(|(k, &v)| (k, v)))?;
+    files.insert("entities.fst".to_string(), footer.into());
+    drop(entities);
+
     // Ids and locators → record number.
     let mut ids: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
     for (doc, r) in records.iter().enumerate() {
@@ -207,6 +227,12 @@ pub(crate) fn write_segment(
                 .or_insert(id);
         }
     }
+    let mut group_length_sums = [0u64; GROUP_COUNT];
+    for lengths in &group_lengths {
+        for (sum, &len) in group_length_sums.iter_mut().zip(lengths) {
+            *sum += u64::from(len);
+        }
+    }
     let mut columns = ColumnsWriter::new(path("columns"));
     for (r, lengths) in records.iter().zip(&group_lengths) {
         let record = &r.record;
@@ -234,6 +260,7 @@ pub(crate) fn write_segment(
             name: name.to_string(),
             records: records.len() as u64,
             files,
+            group_length_sums: Some(group_length_sums),
         },
         terms: term_count,
     })

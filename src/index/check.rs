@@ -13,7 +13,7 @@ use crate::format::manifest::Manifest;
 use crate::format::postings::TermPostings;
 use crate::format::SEGMENT_FILES;
 use crate::index::segment::{Segment, Store};
-use crate::schema::FieldGroup;
+use crate::schema::{FieldGroup, GROUP_COUNT};
 
 /// What `check` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,7 +31,7 @@ pub struct CheckReport {
 
 fn kind_of(suffix: &str) -> FileKind {
     match suffix {
-        "terms.fst" | "facets.fst" | "ids.fst" => FileKind::Fst,
+        "terms.fst" | "facets.fst" | "ids.fst" | "entities.fst" => FileKind::Fst,
         "terms.post" | "facets.post" => FileKind::Postings,
         "store" => FileKind::Store,
         _ => FileKind::Columns,
@@ -95,9 +95,22 @@ fn check_segment(
 ) -> Result<()> {
     let segment = Segment::open(dir, entry, Store::open(dir, entry)?)?;
     let n = segment.len();
+    let mut group_length_sums = [0u64; GROUP_COUNT];
     for doc in 0..n {
         let stored = segment.stored(doc)?;
         let row = segment.columns.row(doc)?;
+        for (sum, &len) in group_length_sums.iter_mut().zip(&row.group_lengths) {
+            *sum += u64::from(len);
+        }
+        for entity in &stored.record.entities {
+            let key = entity.to_lowercase();
+            if !key.is_empty() && segment.entities.get(key.as_bytes())?.is_none() {
+                report.problems.push(format!(
+                    "{}: entity {entity:?} of record {doc} is missing",
+                    segment.entities.file().path().display()
+                ));
+            }
+        }
         if row.id != stored.record.id {
             report.problems.push(format!(
                 "{}: record {doc} has id {:?} in the columns but {:?} in the store",
@@ -114,6 +127,14 @@ fn check_segment(
             ));
         }
         report.records_checked += 1;
+    }
+    if group_length_sums != segment.group_length_sums {
+        report.problems.push(format!(
+            "{}: the manifest's group length sums {:?} differ from the columns' {:?}",
+            dir.join(crate::format::manifest::MANIFEST_NAME).display(),
+            segment.group_length_sums,
+            group_length_sums
+        ));
     }
     check_postings(&segment.terms, &segment.postings, n, report, true)?;
     check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;

@@ -207,7 +207,7 @@ impl Index {
             }
         };
         let log = read_log(&dir.join(&manifest.log), manifest.generation)?;
-        let overlay = Overlay::replay(log.entries, &segments, log.valid_len)?;
+        let overlay = Overlay::replay(log.entries, &segments, log.valid_len, manifest.stem)?;
         let generation_key = {
             let mut hasher = Sha256::new();
             hasher.update(serde_json::to_vec(&manifest).expect("manifest serializes"));
@@ -248,6 +248,7 @@ impl Index {
 
     /// Runs one search (SPEC §3–7).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        let request = &*crate::search::settings::with_index_config(&self.dir, request)?;
         if request.backend == Backend::Scan {
             return self.scan_search(request, false, Vec::new());
         }

@@ -6,6 +6,7 @@
 //! log (which compaction keeps bounded), never to the corpus.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use roaring::RoaringBitmap;
 
@@ -14,6 +15,7 @@ use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::FACET_SUPERSEDES;
 use crate::index::segment::Segment;
 use crate::record::Feedback;
+use crate::search::scan::ScanSource;
 
 /// The log's changes, resolved against the segments.
 #[derive(Default)]
@@ -35,6 +37,11 @@ pub(crate) struct Overlay {
     pub entries: usize,
     /// Bytes of sound log.
     pub bytes: u64,
+    /// The log's records as a scan source, for the statistics profiles need (built on first use).
+    log_scan: OnceLock<ScanSource>,
+    /// How many dead segment records name each entity (lowercased), built on first use.
+    dead_entities: OnceLock<Result<HashMap<String, u64>, String>>,
+    stem: bool,
 }
 
 enum Version {
@@ -51,6 +58,7 @@ impl Overlay {
         entries: Vec<(u64, LogEntry)>,
         segments: &[Segment],
         bytes: u64,
+        stem: bool,
     ) -> Result<Overlay> {
         let count = entries.len();
         let mut versions: HashMap<String, Version> = HashMap::new();
@@ -81,6 +89,7 @@ impl Overlay {
             dead: vec![RoaringBitmap::new(); segments.len()],
             entries: count,
             bytes,
+            stem,
             ..Overlay::default()
         };
         let mut live_log: Vec<usize> = Vec::new();
@@ -156,6 +165,46 @@ impl Overlay {
             self.superseded_by.insert(target, smallest);
         }
         Ok(())
+    }
+
+    /// The log's live records as a scan source (segment 0 of it is the log).
+    pub fn log_scan(&self) -> &ScanSource {
+        self.log_scan
+            .get_or_init(|| ScanSource::new(self.records.clone(), self.stem))
+    }
+
+    /// How many dead records of `segments` name `entity` (lowercased) in their `entities`.
+    pub fn dead_naming(&self, segments: &[Segment], entity: &str) -> Result<u64> {
+        let counts = self.dead_entities.get_or_init(|| {
+            let mut counts: HashMap<String, u64> = HashMap::new();
+            for (s, dead) in self.dead.iter().enumerate() {
+                for doc in dead {
+                    let stored = segments[s].stored(doc).map_err(|e| e.to_string())?;
+                    let mut names: Vec<String> = stored
+                        .record
+                        .entities
+                        .iter()
+                        .map(|e| e.to_lowercase())
+                        .collect();
+                    names.sort();
+                    names.dedup();
+                    for name in names {
+                        *counts.entry(name).or_default() += 1;
+                    }
+                }
+            }
+            Ok(counts)
+        });
+        match counts {
+            Ok(counts) => Ok(counts.get(entity).copied().unwrap_or(0)),
+            Err(problem) => Err(crate::error::Error::corrupt(
+                segments
+                    .first()
+                    .map(|s| s.store.file().path().to_path_buf())
+                    .unwrap_or_default(),
+                problem.clone(),
+            )),
+        }
     }
 
     /// The feedback a segment record has gained in the log.

@@ -13,6 +13,7 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::STOP_MARKER;
+use crate::schema::GROUP_COUNT;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
 pub struct Store {
@@ -70,6 +71,10 @@ pub struct Segment {
     pub(crate) ids: Dictionary,
     pub(crate) store: Store,
     pub(crate) columns: Columns,
+    /// Lowercased entity names of the records (SPEC §5.4).
+    pub(crate) entities: Dictionary,
+    /// Per field group, the sum of the records' group lengths (from the manifest).
+    pub(crate) group_length_sums: [u64; GROUP_COUNT],
 }
 
 fn open_file(dir: &Path, entry: &SegmentEntry, suffix: &str, kind: FileKind) -> Result<IndexFile> {
@@ -97,7 +102,19 @@ impl Segment {
                 entry.records
             )));
         }
+        let group_length_sums = entry.group_length_sums.ok_or_else(|| {
+            Error::corrupt(
+                dir.join(crate::format::manifest::MANIFEST_NAME),
+                format!(
+                    "segment {} has no group length sums (written by an older build: rebuild \
+                     the index)",
+                    entry.name
+                ),
+            )
+        })?;
         Ok(Segment {
+            entities: Dictionary::new(open_file(dir, entry, "entities.fst", FileKind::Fst)?),
+            group_length_sums,
             name: entry.name.clone(),
             terms: Dictionary::new(open_file(dir, entry, "terms.fst", FileKind::Fst)?),
             postings: BlobFile::open(open_file(dir, entry, "terms.post", FileKind::Postings)?)?,
@@ -181,6 +198,7 @@ impl Segment {
             self.ids.file(),
             self.store.file(),
             self.columns.file(),
+            self.entities.file(),
         ]
     }
 }

@@ -12,7 +12,7 @@ use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::search::filters::Filters;
 use crate::search::query::{phrase_occurs, PreparedQuery, MIN_PREFIX_CHARS};
 use crate::search::scan::scan_records;
-use crate::search::{DocRef, Hit, Matched, Source, TokenGroups};
+use crate::search::{index_statistics, DocRef, Hit, Matched, Source, TokenGroups};
 use crate::text::{self, Analyzer, Token};
 
 /// Searches the segments of an opened index.
@@ -69,6 +69,22 @@ impl Source for IndexSource<'_> {
 
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         self.index.find(id)
+    }
+
+    fn values(&self, doc: DocRef) -> Result<crate::search::RecordValues<'_>> {
+        index_statistics::values(self.index, doc)
+    }
+
+    fn collection(&self) -> Result<crate::search::profiles::bm25f::Collection> {
+        index_statistics::collection(self.index)
+    }
+
+    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<crate::search::ExactPostings>> {
+        index_statistics::exact_postings(self.index, query)
+    }
+
+    fn entity_known(&self, name: &str) -> Result<bool> {
+        index_statistics::entity_known(self.index, name)
     }
 }
 

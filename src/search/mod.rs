@@ -4,16 +4,27 @@
 //! Both sources hand the same plain values to the same pure scoring code, so the index and the
 //! degraded scan answer identically (a property the tests check).
 
+pub mod budget;
+pub mod entities;
+pub mod federated;
 pub mod filters;
 pub(crate) mod index_source;
+mod index_statistics;
+pub mod mmr;
+pub mod profiles;
 pub mod query;
+mod ranking;
 pub mod request;
 pub mod response;
 pub(crate) mod scan;
+mod scan_statistics;
+pub mod settings;
 pub mod standard;
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
@@ -26,10 +37,13 @@ use crate::schema::GROUP_COUNT;
 use crate::text::TextAnalyzer;
 
 use filters::Filters;
+use profiles::bm25f::Collection;
 use query::PreparedQuery;
-use request::SearchRequest;
+use ranking::{Ranked, Removal};
+use request::{Profile, SearchRequest};
 use response::{Counts, Explain, SearchResponse, SearchResult};
-use standard::{MatchLevel, Relevance};
+use settings::Settings;
+use standard::MatchLevel;
 
 /// Where a record lives: a segment and a record number within it (for a scan, segment 0 and
 /// the position in the scan).
@@ -92,6 +106,35 @@ pub(crate) trait Source: Sync {
             phrase,
         ))
     }
+    /// The column values of the record at `doc` that the profiles need, without decoding it.
+    fn values(&self, doc: DocRef) -> Result<RecordValues<'_>>;
+    /// The live records and their summed group lengths (for `bm25f`), in O(segments).
+    fn collection(&self) -> Result<Collection>;
+    /// Per query token, its exact matches over every live record (no filters): document
+    /// frequency and term frequencies per group (for `bm25f`). An `english` query ignores
+    /// stop-word tokens of the records, as in matching (SPEC §3).
+    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<ExactPostings>>;
+    /// Whether some live record names this entity (given lowercased) in its `entities`.
+    fn entity_known(&self, name: &str) -> Result<bool>;
+}
+
+/// The column values of one record that profiles need.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RecordValues<'a> {
+    pub salience: f64,
+    pub decay_factor: f64,
+    pub memory_type: Cow<'a, str>,
+    pub pinned: bool,
+    pub group_lengths: [u32; GROUP_COUNT],
+}
+
+/// One query token's exact matches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ExactPostings {
+    /// Live records containing the token in any group.
+    pub df: u64,
+    /// Per record (ascending), the token's frequency in each group.
+    pub docs: Vec<(DocRef, [u32; GROUP_COUNT])>,
 }
 
 /// What the caller knows that the source does not.
@@ -103,14 +146,8 @@ pub(crate) struct Context<'a> {
     pub notices: Vec<String>,
 }
 
-struct Ranked<'a> {
-    hit: Hit<'a>,
-    relevance: Relevance,
-    feedback: f64,
-    score: f64,
-    level: MatchLevel,
-    supersession: f64,
-}
+/// The settings used when a request names none: the SPEC numbers.
+static DEFAULT_SETTINGS: LazyLock<Settings> = LazyLock::new(Settings::default);
 
 fn by_score_then_id(a: &Ranked<'_>, b: &Ranked<'_>) -> Ordering {
     b.score
@@ -147,6 +184,25 @@ pub(crate) fn execute(
             ),
         ));
     }
+    let settings: &Settings = match &request.settings {
+        Some((settings, _)) => settings,
+        None => &DEFAULT_SETTINGS,
+    };
+    let mut notices: Vec<String> = context
+        .notices
+        .iter()
+        .chain(&request.notices)
+        .cloned()
+        .collect();
+    if let Some((settings, origin)) = &request.settings {
+        let changed = settings.changed_keys();
+        if !changed.is_empty() {
+            notices.push(format!(
+                "non-default settings from {origin}: {}",
+                changed.join(", ")
+            ));
+        }
+    }
 
     let matched = source.matched(&query, &filters)?;
     let token_count = query.tokens.len() as u32;
@@ -155,9 +211,16 @@ pub(crate) fn execute(
     // reported: a match level (counts), a supersession relation, the explained record, or a
     // place on the page. Everything else keeps its phrase-less score, a lower bound.
     if let Some(phrase) = query.phrase.as_deref().filter(|_| !empty) {
+        // Bounds are only sound for the standard profile's own ranking; any other profile or
+        // ranking option checks every candidate the postings allow.
+        let plain_standard = request.profile == Profile::Standard
+            && request.rerank.is_none()
+            && request.candidates.is_none()
+            && !request.mmr_enabled();
         let involved = supersession_involved(&hits);
         let must_verify = |i: usize, hit: &Hit<'_>| {
-            request.explain.is_some()
+            !plain_standard
+                || request.explain.is_some()
                 || involved.contains(&i)
                 || score_hit(hit, false, empty, token_count).level
                     != score_hit(hit, true, empty, token_count).level
@@ -205,14 +268,53 @@ pub(crate) fn execute(
         }
     }
 
+    let mut removed: HashMap<DocRef, Removal> = HashMap::new();
     if empty {
         ranked.par_sort_unstable_by(by_created_desc_then_id);
     } else {
-        ranked = rank(ranked);
+        let step = ranking::Step {
+            source,
+            request,
+            settings,
+            query: &query,
+            now: (now.unix_seconds(), now.subsec_nanos()),
+        };
+        match request.profile {
+            Profile::Standard => {}
+            Profile::Decay => step.decay(&mut ranked, &mut removed)?,
+            Profile::Recency => step.recency(&mut ranked)?,
+            Profile::Bm25f => ranked = step.bm25f(ranked)?,
+        }
+        if let Some(weights) = &request.rerank {
+            step.rerank(&mut ranked, weights)?;
+        }
+        ranked.par_sort_unstable_by(by_score_then_id);
+        if request.profile != Profile::Decay {
+            if let Some(cap) = request.candidates {
+                for (i, r) in ranked.iter().enumerate().skip(cap) {
+                    removed.insert(r.hit.doc, Removal::BeyondCandidates(i + 1));
+                }
+                ranked.truncate(cap);
+            }
+        }
+        apply_supersession(&mut ranked);
+        if request.mmr_enabled() {
+            step.mmr(&mut ranked)?;
+        }
+        apply_supersession(&mut ranked);
     }
 
+    let decay = request.profile == Profile::Decay;
     let best = ranked.first().map_or(0.0, |r| r.score);
-    let normalized = |score: f64| if best > 0.0 { score / best } else { 0.0 };
+    let normalized = |score: f64| {
+        if decay {
+            score.clamp(0.0, 1.0)
+        } else if best > 0.0 {
+            score / best
+        } else {
+            0.0
+        }
+    };
     let kept = ranked
         .iter()
         .take_while(|r| request.min_score.is_none_or(|m| normalized(r.score) >= m))
@@ -222,14 +324,10 @@ pub(crate) fn execute(
 
     let breakdown_of = |r: &Ranked<'_>| {
         let masks = group_masks(&matched.token_groups, r.hit.doc, query.tokens.len());
-        let mut map = standard::breakdown(&masks, &r.relevance, r.feedback);
-        if r.supersession != 0.0 {
-            map.insert("supersession".into(), r.supersession.into());
-        }
-        map
+        r.breakdown(&masks)
     };
 
-    let results: Vec<SearchResult> = page
+    let mut results: Vec<SearchResult> = page
         .par_iter()
         .map(|r| -> Result<SearchResult> {
             let stored = source.stored(r.hit.doc)?;
@@ -251,18 +349,25 @@ pub(crate) fn execute(
                 superseded_by: r.hit.superseded_by.map(str::to_string),
                 score_breakdown: breakdown_of(r),
                 record: request.full.then(|| stored.record.to_json()),
+                index: None,
             })
         })
         .collect::<Result<_>>()?;
+    if let Some(cut) = apply_token_budget(&mut results, request.token_budget) {
+        notices.push(cut);
+    }
 
     let explain = match &request.explain {
         None => None,
         Some(id) => Some(explain(
             source,
             id,
-            &ranked,
-            kept,
-            request,
+            Standing {
+                ranked: &ranked,
+                removed: &removed,
+                kept,
+                shown: results.len(),
+            },
             &filters,
             &context,
             normalized,
@@ -272,7 +377,7 @@ pub(crate) fn execute(
 
     Ok(SearchResponse {
         query_id: None,
-        fingerprint: fingerprint(request, &context, &now),
+        fingerprint: fingerprint(request, settings, &context, &now),
         query: request.query.clone(),
         tokens: query.tokens.iter().map(|t| t.text.clone()).collect(),
         dropped_tokens: query.dropped.clone(),
@@ -281,12 +386,7 @@ pub(crate) fn execute(
         now: now.as_str().to_string(),
         backend: source.name(),
         degraded: context.degraded,
-        notices: context
-            .notices
-            .iter()
-            .chain(&request.notices)
-            .cloned()
-            .collect(),
+        notices,
         counts,
         results,
         explain,
@@ -296,14 +396,12 @@ pub(crate) fn execute(
 /// The standard score of one hit (zeros for an empty query with filters).
 fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> Ranked<'a> {
     if empty {
-        return Ranked {
-            hit: hit.clone(),
-            relevance: standard::relevance(0, false, 0, 0),
-            feedback: 0.0,
-            score: 0.0,
-            level: MatchLevel::Weak,
-            supersession: 0.0,
-        };
+        return Ranked::new(
+            hit.clone(),
+            standard::relevance(0, false, 0, 0),
+            0.0,
+            MatchLevel::Weak,
+        );
     }
     let relevance = standard::relevance(
         hit.field_sum,
@@ -312,18 +410,12 @@ fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> 
         token_count,
     );
     let feedback = standard::feedback_score(&hit.feedback);
-    Ranked {
-        hit: hit.clone(),
-        relevance,
-        feedback,
-        score: relevance.relevance + feedback,
-        level: standard::match_level(relevance.coverage, relevance.relevance),
-        supersession: 0.0,
-    }
+    let level = standard::match_level(relevance.coverage, relevance.relevance);
+    Ranked::new(hit.clone(), relevance, feedback, level)
 }
 
-/// Orders candidates by score then id, and applies supersession (SPEC §6 steps 1 and 3; MMR,
-/// step 2, is off in the standard profile).
+/// Orders candidates by score then id, and applies supersession: the standard profile's ranking
+/// without options (SPEC §6 steps 1 and 3; MMR, step 2, is off in it).
 fn rank(mut ranked: Vec<Ranked<'_>>) -> Vec<Ranked<'_>> {
     ranked.par_sort_unstable_by(by_score_then_id);
     apply_supersession(&mut ranked);
@@ -355,6 +447,31 @@ fn verify_phrases(
         hits[i].phrase = Some(found);
     }
     Ok(())
+}
+
+/// SPEC §6.6 `--token-budget`: keeps the results whose compact JSON fits; returns the notice
+/// when some were cut.
+fn apply_token_budget(results: &mut Vec<SearchResult>, budget: Option<u64>) -> Option<String> {
+    let budget = budget?;
+    let lengths: Vec<usize> = results
+        .iter()
+        .map(|r| {
+            serde_json::to_string(r)
+                .expect("results serialize")
+                .chars()
+                .count()
+        })
+        .collect();
+    let kept = budget::kept_within(&lengths, budget * budget::CHARS_PER_TOKEN);
+    let cut = results.len() - kept;
+    results.truncate(kept);
+    (cut > 0).then(|| {
+        format!(
+            "--token-budget {budget}: {cut} result{} cut to fit {} characters",
+            if cut == 1 { "" } else { "s" },
+            budget * budget::CHARS_PER_TOKEN
+        )
+    })
 }
 
 /// Per-group token masks of one record, from the per-token group sets.
@@ -415,13 +532,20 @@ fn apply_supersession(ranked: &mut [Ranked<'_>]) {
     ranked.sort_by(by_score_then_id);
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Where the candidates stand after the post-steps, for `--explain`.
+struct Standing<'r, 'a> {
+    ranked: &'r [Ranked<'a>],
+    removed: &'r HashMap<DocRef, Removal>,
+    /// Results passing `--min-score`.
+    kept: usize,
+    /// Results shown (after `--limit` and `--token-budget`).
+    shown: usize,
+}
+
 fn explain(
     source: &dyn Source,
     id: &str,
-    ranked: &[Ranked<'_>],
-    kept: usize,
-    request: &SearchRequest,
+    standing: Standing<'_, '_>,
     filters: &Filters,
     context: &Context<'_>,
     normalized: impl Fn(f64) -> f64,
@@ -446,19 +570,26 @@ fn explain(
         explain.filter = Some(filter);
         return Ok(explain);
     }
-    let Some(position) = ranked.iter().position(|r| r.hit.doc == doc) else {
-        explain.status = "no_token_matched";
+    let Some(position) = standing.ranked.iter().position(|r| r.hit.doc == doc) else {
+        match standing.removed.get(&doc) {
+            Some(Removal::Superseded) => explain.status = "superseded",
+            Some(Removal::BeyondCandidates(rank)) => {
+                explain.status = "beyond_limit";
+                explain.rank = Some(*rank);
+            }
+            None => explain.status = "no_token_matched",
+        }
         return Ok(explain);
     };
-    let r = &ranked[position];
+    let r = &standing.ranked[position];
     explain.rank = Some(position + 1);
     explain.score = Some(r.score);
     explain.normalized_score = Some(normalized(r.score));
     explain.match_level = Some(r.level);
     explain.score_breakdown = Some(breakdown_of(r));
-    explain.status = if position >= kept {
+    explain.status = if position >= standing.kept {
         "below_min_score"
-    } else if position >= request.limit {
+    } else if position >= standing.shown {
         "beyond_limit"
     } else {
         "result"
@@ -467,7 +598,12 @@ fn explain(
 }
 
 /// Hashes the index generation, the effective settings, `now` and the query.
-fn fingerprint(request: &SearchRequest, context: &Context<'_>, now: &Timestamp) -> String {
+fn fingerprint(
+    request: &SearchRequest,
+    settings: &Settings,
+    context: &Context<'_>,
+    now: &Timestamp,
+) -> String {
     let mut hasher = Sha256::new();
     let mut field = |name: &str, value: &str| {
         hasher.update(name.as_bytes());
@@ -497,6 +633,29 @@ fn fingerprint(request: &SearchRequest, context: &Context<'_>, now: &Timestamp) 
         &format!("{}.{:09}", now.unix_seconds(), now.subsec_nanos()),
     );
     field("query", &request.query);
+    // Settings added by the profiles; each is hashed only when it differs from its default, so
+    // fingerprints of plain `standard` searches stay as they were.
+    if request.include_superseded {
+        field("includeSuperseded", "true");
+    }
+    if let Some(n) = request.candidates {
+        field("candidates", &n.to_string());
+    }
+    if let Some(mmr) = request.mmr {
+        field("mmr", if mmr { "true" } else { "false" });
+    }
+    if let Some(n) = request.token_budget {
+        field("tokenBudget", &n.to_string());
+    }
+    for entity in &request.entities {
+        field("entity", entity);
+    }
+    if let Some(weights) = &request.rerank {
+        field("rerank", &weights.canonical());
+    }
+    if *settings != *DEFAULT_SETTINGS {
+        field("settings", &settings.canonical());
+    }
     let digest = hasher.finalize();
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }

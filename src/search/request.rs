@@ -1,38 +1,68 @@
 //! A search request and the validation of its options (SPEC §3, §6): the same rules serve the
 //! command line, `--queries` batch lines and the MCP server.
 
+use std::path::Path;
+use std::sync::Arc;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Timestamp;
+use crate::search::budget::MAX_TOKEN_BUDGET;
+use crate::search::profiles::rerank::RerankWeights;
+use crate::search::settings::Settings;
 use crate::text::{self, TextAnalyzer};
 
 /// Default number of results.
 pub const DEFAULT_LIMIT: usize = 10;
 /// Largest number of results; larger limits are clamped with a notice.
 pub const MAX_LIMIT: usize = 200;
+/// Largest `--candidates`; larger values are clamped with a notice.
+pub const MAX_CANDIDATES: usize = 500;
 
 /// A ranking profile (SPEC §4–5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Profile {
     /// The default, SPEC §4.
     Standard,
+    /// Salience and time, SPEC §5.1.
+    Decay,
+    /// Text match, recency and pins, SPEC §5.2.
+    Recency,
+    /// Field-weighted BM25F, SPEC §5.3.
+    Bm25f,
 }
 
 impl Profile {
+    /// Every profile, in SPEC order.
+    pub const ALL: [Profile; 4] = [
+        Profile::Standard,
+        Profile::Decay,
+        Profile::Recency,
+        Profile::Bm25f,
+    ];
+
     /// Parses a profile name.
     pub fn parse(name: &str) -> Result<Profile> {
-        match name {
-            "standard" => Ok(Profile::Standard),
-            other => Err(Error::query(
-                ErrorCode::UnknownProfile,
-                format!("--profile {other:?}: unknown profile (this build has: standard)"),
-            )),
-        }
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .ok_or_else(|| {
+                Error::query(
+                    ErrorCode::UnknownProfile,
+                    format!(
+                        "--profile {name:?}: unknown profile (known: standard, decay, recency, \
+                         bm25f)"
+                    ),
+                )
+            })
     }
 
     /// The profile's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Standard => "standard",
+            Profile::Decay => "decay",
+            Profile::Recency => "recency",
+            Profile::Bm25f => "bm25f",
         }
     }
 }
@@ -79,6 +109,22 @@ pub struct SearchRequest {
     /// Records treated as absent, by id (not a command-line option: the duplicate check of
     /// `record` uses it).
     pub exclude_ids: Vec<String>,
+    /// `--include-superseded`: `decay` keeps superseded records.
+    pub include_superseded: bool,
+    /// `--candidates N` (1–500): `decay` keeps the top N by relevance (default 200); the other
+    /// profiles, when it is given, keep their top N before the post-steps.
+    pub candidates: Option<usize>,
+    /// `--mmr`: near-duplicate demotion; `None` is the profile's default (on only in `decay`).
+    pub mmr: Option<bool>,
+    /// `--token-budget N` (1–16000): keep results while their JSON fits in 4 × N characters.
+    pub token_budget: Option<u64>,
+    /// `--entity NAME` (repeatable): the query entities, instead of detecting them.
+    pub entities: Vec<String>,
+    /// `--rerank name=weight,…`.
+    pub rerank: Option<RerankWeights>,
+    /// `--config FILE` (or `reliora.toml` in the index directory): the settings and where they
+    /// came from. `None`: the SPEC defaults.
+    pub settings: Option<(Arc<Settings>, String)>,
 }
 
 impl SearchRequest {
@@ -98,7 +144,19 @@ impl SearchRequest {
             backend: Backend::Auto,
             notices: Vec::new(),
             exclude_ids: Vec::new(),
+            include_superseded: false,
+            candidates: None,
+            mmr: None,
+            token_budget: None,
+            entities: Vec::new(),
+            rerank: None,
+            settings: None,
         }
+    }
+
+    /// Whether near-duplicate demotion runs: `--mmr` when given, else only in `decay`.
+    pub fn mmr_enabled(&self) -> bool {
+        self.mmr.unwrap_or(self.profile == Profile::Decay)
     }
 
     /// Sets the option `name` (a flag name without dashes, e.g. `limit`, `min-score`) from its
@@ -200,6 +258,70 @@ impl SearchRequest {
                     }
                 };
             }
+            "include-superseded" | "includeSuperseded" => {
+                self.include_superseded = parse_bool(&flag, value)?
+            }
+            "candidates" => {
+                let v = need(value)?;
+                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                if n < 1 {
+                    return Err(Error::query(
+                        ErrorCode::InvalidCandidates,
+                        format!("{flag} {n}: must be at least 1"),
+                    ));
+                }
+                self.candidates = Some(if n as u64 > MAX_CANDIDATES as u64 {
+                    self.notices
+                        .push(format!("{flag} {n} clamped to {MAX_CANDIDATES}"));
+                    MAX_CANDIDATES
+                } else {
+                    n as usize
+                });
+            }
+            "mmr" => self.mmr = Some(parse_bool(&flag, value)?),
+            "token-budget" | "tokenBudget" => {
+                let v = need(value)?;
+                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                if n < 1 {
+                    return Err(Error::query(
+                        ErrorCode::InvalidTokenBudget,
+                        format!("{flag} {n}: must be at least 1"),
+                    ));
+                }
+                self.token_budget = Some(if n as u64 > MAX_TOKEN_BUDGET {
+                    self.notices
+                        .push(format!("{flag} {n} clamped to {MAX_TOKEN_BUDGET}"));
+                    MAX_TOKEN_BUDGET
+                } else {
+                    n as u64
+                });
+            }
+            "entity" => {
+                let v = need(value)?;
+                let name = v.trim();
+                if name.is_empty() {
+                    return Err(Error::query(
+                        ErrorCode::InvalidOption,
+                        "--entity needs a non-blank name",
+                    ));
+                }
+                self.entities.push(name.to_string());
+            }
+            "rerank" => {
+                let v = need(value)?;
+                let weights = RerankWeights::parse(&v).map_err(|problem| {
+                    Error::query(
+                        ErrorCode::InvalidOption,
+                        format!("--rerank {v:?}: {problem} (expected name=weight,…)"),
+                    )
+                })?;
+                self.rerank = Some(weights);
+            }
+            "config" => {
+                let v = need(value)?;
+                let settings = Settings::load(Path::new(&v))?;
+                self.settings = Some((Arc::new(settings), v));
+            }
             _ => {
                 return Err(Error::query(
                     ErrorCode::InvalidOption,
@@ -275,6 +397,28 @@ mod tests {
             ("now", "2026-01-01T00:00:00Z", None),
             ("backend", "disk", Some(InvalidOption)),
             ("bogus", "1", Some(InvalidOption)),
+            ("profile", "decay", None),
+            ("profile", "recency", None),
+            ("profile", "bm25f", None),
+            ("profile", "Decay", Some(UnknownProfile)),
+            ("candidates", "0", Some(InvalidCandidates)),
+            ("candidates", "-1", Some(InvalidCandidates)),
+            ("candidates", "x", Some(InvalidOption)),
+            ("candidates", "1", None),
+            ("candidates", "501", None),
+            ("token-budget", "0", Some(InvalidTokenBudget)),
+            ("tokenBudget", "-5", Some(InvalidTokenBudget)),
+            ("token-budget", "1.5", Some(InvalidOption)),
+            ("token-budget", "16001", None),
+            ("mmr", "false", None),
+            ("mmr", "maybe", Some(InvalidOption)),
+            ("include-superseded", "yes", Some(InvalidOption)),
+            ("entity", "  ", Some(InvalidOption)),
+            ("entity", "Tokio", None),
+            ("rerank", "relevance=1,temporal=0.5", None),
+            ("rerank", "relevance", Some(InvalidOption)),
+            ("rerank", "relevance=abc", Some(InvalidOption)),
+            ("config", "/nonexistent/reliora.toml", Some(InvalidOption)),
         ];
         for (name, value, expected) in cases {
             assert_eq!(code_of(name, value), expected, "--{name} {value}");
@@ -288,6 +432,37 @@ mod tests {
         assert_eq!(min_score_fraction(50.0), Some(0.5));
         assert_eq!(min_score_fraction(100.0), Some(1.0));
         assert_eq!(min_score_fraction(100.5), None);
+    }
+
+    #[test]
+    fn candidates_and_token_budget_are_clamped_with_a_notice() {
+        let mut request = SearchRequest::new("q");
+        request.set_option("candidates", Some("500")).unwrap();
+        assert_eq!(request.candidates, Some(500));
+        assert!(request.notices.is_empty());
+        request.set_option("candidates", Some("501")).unwrap();
+        assert_eq!(request.candidates, Some(500));
+        request.set_option("token-budget", Some("16000")).unwrap();
+        assert_eq!(request.token_budget, Some(16_000));
+        assert_eq!(request.notices.len(), 1);
+        request.set_option("token-budget", Some("99999")).unwrap();
+        assert_eq!(request.token_budget, Some(16_000));
+        assert_eq!(request.notices.len(), 2);
+        assert!(request.notices[0].contains("--candidates 501"));
+        assert!(request.notices[1].contains("--token-budget 99999"));
+    }
+
+    #[test]
+    fn mmr_defaults_to_on_only_in_decay() {
+        for profile in Profile::ALL {
+            let mut request = SearchRequest::new("q");
+            request.profile = profile;
+            assert_eq!(request.mmr_enabled(), profile == Profile::Decay);
+            request.set_option("mmr", None).unwrap();
+            assert!(request.mmr_enabled());
+            request.set_option("mmr", Some("false")).unwrap();
+            assert!(!request.mmr_enabled());
+        }
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct SearchResult {
     /// The whole record, with `--full`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record: Option<serde_json::Value>,
+    /// In a federated search (several `--index`), the index the result came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
 }
 
 /// Why a record is or is not among the results (`--explain ID`).

@@ -16,10 +16,10 @@ use crate::text::{IndexToken, TextAnalyzer};
 
 /// Every live record, decoded, with what the columns would hold.
 pub(crate) struct ScanSource {
-    records: Vec<StoredRecord>,
+    pub(crate) records: Vec<StoredRecord>,
     superseded_by: Vec<Option<String>>,
     by_id: HashMap<String, u32>,
-    analyzer: TextAnalyzer,
+    pub(crate) analyzer: TextAnalyzer,
 }
 
 impl ScanSource {
@@ -175,5 +175,21 @@ impl Source for ScanSource {
 
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         Ok(self.by_id.get(id).map(|&doc| DocRef { segment: 0, doc }))
+    }
+
+    fn values(&self, doc: DocRef) -> Result<crate::search::RecordValues<'_>> {
+        Ok(self.scan_values(doc))
+    }
+
+    fn collection(&self) -> Result<crate::search::profiles::bm25f::Collection> {
+        Ok(self.scan_collection())
+    }
+
+    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<crate::search::ExactPostings>> {
+        Ok(self.scan_exact_postings(query))
+    }
+
+    fn entity_known(&self, name: &str) -> Result<bool> {
+        Ok(self.scan_entity_known(name))
     }
 }

@@ -1,0 +1,91 @@
+//! Near-duplicate demotion (SPEC §6.2, `--mmr`): a result whose normalized content starts with
+//! the same 100 characters as a higher-ranked result's loses 0.1 (`decay`) or 0.1 × |score|
+//! (other profiles).
+//!
+//! ```
+//! use reliora::search::mmr::{content_prefix, near_duplicates};
+//!
+//! let a = content_prefix("Pool  TIMEOUT\nunder load", 100);
+//! assert_eq!(a, "pool timeout under load");
+//! let b = content_prefix(" pool timeout under\tload ", 100);
+//! let c = content_prefix("something else", 100);
+//! assert_eq!(near_duplicates(&[a, c, b]), [false, false, true]);
+//! ```
+
+use std::collections::HashSet;
+
+/// The content as MMR compares it: `str::to_lowercase`, runs of `char::is_whitespace`
+/// collapsed to one space, trimmed, then its first `chars` characters.
+pub fn content_prefix(content: &str, chars: usize) -> String {
+    let lower = content.to_lowercase();
+    let mut out = String::new();
+    for (i, word) in lower.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.len() >= chars * 4 {
+            break; // enough characters whatever their width
+        }
+    }
+    out.chars().take(chars).collect()
+}
+
+/// For prefixes in rank order: whether each equals the prefix of some higher-ranked result
+/// (demoted or not).
+pub fn near_duplicates(prefixes: &[String]) -> Vec<bool> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(prefixes.len());
+    prefixes.iter().map(|p| !seen.insert(p.as_str())).collect()
+}
+
+/// The change MMR makes to a near duplicate's score: −penalty in `decay`, else
+/// −relative × |score|.
+pub fn demotion(score: f64, decay: bool, penalty: f64, relative: f64) -> f64 {
+    if decay {
+        -penalty
+    } else {
+        -relative * score.abs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_normalization_table() {
+        let cases = [
+            ("Hello World", 100, "hello world"),
+            ("  Hello \n\t World  ", 100, "hello world"),
+            ("ABCDEF", 3, "abc"),
+            ("ab cd", 3, "ab "),
+            ("数据库 连接", 4, "数据库 "),
+            ("ÀÉ", 1, "à"),
+            ("", 100, ""),
+            ("x\u{3000}y", 100, "x y"), // ideographic space is whitespace
+        ];
+        for (content, chars, expected) in cases {
+            assert_eq!(content_prefix(content, chars), expected, "{content:?}");
+        }
+        let long = "word ".repeat(100);
+        assert_eq!(content_prefix(&long, 100).chars().count(), 100);
+    }
+
+    #[test]
+    fn only_later_equal_prefixes_are_near_duplicates() {
+        let p = |s: &str| s.to_string();
+        assert_eq!(
+            near_duplicates(&[p("a"), p("b"), p("a"), p("a"), p("c"), p("b")]),
+            [false, false, true, true, false, true]
+        );
+        assert!(near_duplicates(&[]).is_empty());
+    }
+
+    #[test]
+    fn demotion_is_absolute_in_decay_and_relative_elsewhere() {
+        assert_eq!(demotion(0.7, true, 0.1, 0.1), -0.1);
+        assert_eq!(demotion(20.0, false, 0.1, 0.1), -2.0);
+        assert_eq!(demotion(-5.0, false, 0.1, 0.1), -0.5);
+        assert_eq!(demotion(0.0, false, 0.1, 0.1), 0.0);
+    }
+}

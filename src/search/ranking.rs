@@ -1,0 +1,326 @@
+//! The candidate list between the source and the response: each profile's pass over it
+//! (SPEC §5), `--rerank`, and near-duplicate demotion (SPEC §6.2). The formulas live in
+//! [`profiles`](super::profiles) and [`mmr`](super::mmr); this module gathers their inputs from
+//! the source — column values for every candidate, stored records only where SPEC needs their
+//! text, for the bounded list.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use crate::schema::GROUP_COUNT;
+use crate::search::entities::{occurs_in, query_entities};
+use crate::search::mmr::{content_prefix, demotion, near_duplicates};
+use crate::search::profiles::age_days;
+use crate::search::profiles::bm25f::{self, idf, term_weight};
+use crate::search::profiles::decay::{self, DecayInput, DecayScore};
+use crate::search::profiles::recency::{self, RecencyInput, RecencyScore};
+use crate::search::profiles::rerank::{Features, RerankWeights};
+use crate::search::query::PreparedQuery;
+use crate::search::request::{Profile, SearchRequest};
+use crate::search::settings::Settings;
+use crate::search::standard::{self, MatchLevel, Relevance};
+use crate::search::{by_score_then_id, DocRef, Hit, Source};
+
+/// What the profile computed for a candidate, for its breakdown.
+#[derive(Debug, Clone)]
+pub(crate) enum Detail {
+    /// SPEC §4 (and every empty-query result).
+    Standard { feedback: f64 },
+    /// SPEC §5.1.
+    Decay(Box<DecayScore>),
+    /// SPEC §5.2.
+    Recency(RecencyScore),
+    /// SPEC §5.3.
+    Bm25f { bm25f: f64, feedback: f64 },
+}
+
+/// Why a candidate of SPEC §4 is not in the list any more (for `--explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removal {
+    /// `decay` removed it as superseded.
+    Superseded,
+    /// It ranked here, beyond the `--candidates` cap.
+    BeyondCandidates(usize),
+}
+
+/// One candidate and everything its score came from.
+pub(crate) struct Ranked<'a> {
+    pub hit: Hit<'a>,
+    pub relevance: Relevance,
+    pub level: MatchLevel,
+    pub score: f64,
+    pub detail: Detail,
+    /// The profile's score and the features, when `--rerank` replaced it.
+    pub rerank: Option<(f64, Features)>,
+    pub supersession: f64,
+    pub mmr: f64,
+}
+
+impl<'a> Ranked<'a> {
+    /// A candidate scored by the standard profile.
+    pub fn new(hit: Hit<'a>, relevance: Relevance, feedback: f64, level: MatchLevel) -> Self {
+        Ranked {
+            hit,
+            relevance,
+            level,
+            score: relevance.relevance + feedback,
+            detail: Detail::Standard { feedback },
+            rerank: None,
+            supersession: 0.0,
+            mmr: 0.0,
+        }
+    }
+
+    /// The `scoreBreakdown`: the profile's keys, then `rerank` (the change it made) and
+    /// `rerankFeatures`, then `supersession` and `mmr` when they changed the score.
+    pub fn breakdown(&self, group_masks: &[u32; GROUP_COUNT]) -> Map<String, Value> {
+        let mut map = match &self.detail {
+            Detail::Standard { feedback } => {
+                standard::breakdown(group_masks, &self.relevance, *feedback)
+            }
+            Detail::Decay(s) => decay::breakdown(s),
+            Detail::Recency(s) => recency::breakdown(s),
+            Detail::Bm25f { bm25f, feedback } => bm25f::breakdown(*bm25f, *feedback),
+        };
+        if let Some((before, features)) = &self.rerank {
+            let after = self.score - self.supersession - self.mmr;
+            map.insert("rerank".into(), (after - before).into());
+            map.insert("rerankFeatures".into(), Value::Object(features.to_map()));
+        }
+        if self.supersession != 0.0 {
+            map.insert("supersession".into(), self.supersession.into());
+        }
+        if self.mmr != 0.0 {
+            map.insert("mmr".into(), self.mmr.into());
+        }
+        map
+    }
+}
+
+/// What every pass needs.
+pub(crate) struct Step<'s> {
+    pub source: &'s dyn Source,
+    pub request: &'s SearchRequest,
+    pub settings: &'s Settings,
+    pub query: &'s PreparedQuery,
+    /// The reference time as (unix seconds, nanoseconds).
+    pub now: (i64, u32),
+}
+
+fn best_relevance(ranked: &[Ranked<'_>]) -> f64 {
+    ranked
+        .iter()
+        .map(|r| r.relevance.relevance)
+        .fold(0.0, f64::max)
+}
+
+impl Step<'_> {
+    /// SPEC §5.1: superseded records out (unless `--include-superseded`), the top
+    /// `--candidates` by (r desc, id), then the decay score of each.
+    pub fn decay(
+        &self,
+        ranked: &mut Vec<Ranked<'_>>,
+        removed: &mut HashMap<DocRef, Removal>,
+    ) -> Result<()> {
+        if !self.request.include_superseded {
+            ranked.retain(|r| {
+                let superseded = r.hit.superseded_by.is_some();
+                if superseded {
+                    removed.insert(r.hit.doc, Removal::Superseded);
+                }
+                !superseded
+            });
+        }
+        ranked.par_sort_unstable_by(|a, b| {
+            b.relevance
+                .relevance
+                .total_cmp(&a.relevance.relevance)
+                .then_with(|| a.hit.id.as_bytes().cmp(b.hit.id.as_bytes()))
+        });
+        let cap = self
+            .request
+            .candidates
+            .unwrap_or(self.settings.decay.candidates);
+        for (i, r) in ranked.iter().enumerate().skip(cap) {
+            removed.insert(r.hit.doc, Removal::BeyondCandidates(i + 1));
+        }
+        ranked.truncate(cap);
+        let r_max = best_relevance(ranked);
+
+        let uses_entities = self
+            .settings
+            .decay
+            .adjustments
+            .iter()
+            .any(|a| a.condition.uses_entities());
+        let entities = if uses_entities {
+            query_entities(
+                &self.query.text,
+                &self.request.entities,
+                &self.settings.entities,
+                |name| self.source.entity_known(name),
+            )?
+        } else {
+            Vec::new()
+        };
+        ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
+            let values = self.source.values(r.hit.doc)?;
+            let entity_occurs = if entities.is_empty() {
+                false
+            } else {
+                let stored = self.source.stored(r.hit.doc)?;
+                let content = stored.record.content().to_lowercase();
+                entities
+                    .iter()
+                    .any(|e| occurs_in(e, &stored.record.entities, &content))
+            };
+            let s = decay::score(
+                &DecayInput {
+                    relevance: r.relevance.relevance,
+                    r_max,
+                    age_days: age_days(self.now, r.hit.created_at),
+                    decay_factor: values.decay_factor,
+                    salience: values.salience,
+                    memory_type: &values.memory_type,
+                    entity_occurs,
+                    feedback: r.hit.feedback,
+                },
+                &self.settings.decay,
+            );
+            r.score = s.score;
+            r.detail = Detail::Decay(Box::new(s));
+            Ok(())
+        })
+    }
+
+    /// SPEC §5.2 over every candidate.
+    pub fn recency(&self, ranked: &mut [Ranked<'_>]) -> Result<()> {
+        let r_max = best_relevance(ranked);
+        ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
+            let values = self.source.values(r.hit.doc)?;
+            let s = recency::score(
+                &RecencyInput {
+                    relevance: r.relevance.relevance,
+                    r_max,
+                    age_days: age_days(self.now, r.hit.created_at),
+                    pinned: values.pinned,
+                    superseded: r.hit.superseded_by.is_some(),
+                },
+                &self.settings.recency,
+            );
+            r.score = s.score;
+            r.detail = Detail::Recency(s);
+            Ok(())
+        })
+    }
+
+    /// SPEC §5.3: the candidates with an exact match, scored by BM25F plus feedback.
+    pub fn bm25f<'a>(&self, ranked: Vec<Ranked<'a>>) -> Result<Vec<Ranked<'a>>> {
+        let collection = self.source.collection()?;
+        let postings = self.source.exact_postings(self.query)?;
+        let avglen = collection.average_lengths();
+        let idfs: Vec<f64> = postings
+            .iter()
+            .map(|p| idf(collection.live, p.df))
+            .collect();
+        let position: HashMap<DocRef, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.hit.doc, i))
+            .collect();
+        let mut terms: Vec<Vec<(usize, [u32; GROUP_COUNT])>> = vec![Vec::new(); ranked.len()];
+        for (t, p) in postings.iter().enumerate() {
+            for (doc, tf) in &p.docs {
+                if let Some(&i) = position.get(doc) {
+                    terms[i].push((t, *tf));
+                }
+            }
+        }
+        ranked
+            .into_par_iter()
+            .zip(terms)
+            .filter(|(_, terms)| !terms.is_empty())
+            .map(|(mut r, terms)| -> Result<Ranked<'a>> {
+                let values = self.source.values(r.hit.doc)?;
+                let score = bm25f::score(
+                    terms.iter().map(|(t, tf)| {
+                        (
+                            idfs[*t],
+                            term_weight(tf, &values.group_lengths, &avglen, self.settings.bm25f.b),
+                        )
+                    }),
+                    &self.settings.bm25f,
+                );
+                let feedback = standard::feedback_score(&r.hit.feedback);
+                r.score = score + feedback;
+                r.detail = Detail::Bm25f {
+                    bm25f: score,
+                    feedback,
+                };
+                Ok(r)
+            })
+            .collect()
+    }
+
+    /// SPEC §5.5 `--rerank`: the score after the profile becomes the weighted feature mix, with
+    /// `rel` and `temporal` as in SPEC §5.1 and r_max over the candidates.
+    pub fn rerank(&self, ranked: &mut [Ranked<'_>], weights: &RerankWeights) -> Result<()> {
+        let r_max = best_relevance(ranked);
+        let d = &self.settings.decay;
+        ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
+            let values = self.source.values(r.hit.doc)?;
+            let temporal =
+                decay::temporal(values.decay_factor, age_days(self.now, r.hit.created_at), d);
+            let features = Features {
+                relevance: decay::rel(r.relevance.relevance, r_max, d),
+                salience: values.salience * temporal,
+                temporal,
+                text_match: if r.relevance.relevance > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                },
+                vector_match: 0.0,
+            };
+            let before = r.score;
+            r.score = weights.score(&features);
+            r.rerank = Some((before, features));
+            Ok(())
+        })
+    }
+
+    /// SPEC §6.2: demote each result whose normalized content prefix equals a higher-ranked
+    /// one's, then re-sort once. Reads the stored text of every candidate in the list.
+    pub fn mmr(&self, ranked: &mut [Ranked<'_>]) -> Result<()> {
+        let chars = self.settings.mmr.prefix_chars;
+        let prefixes = ranked
+            .par_iter()
+            .map(|r| -> Result<String> {
+                let stored = self.source.stored(r.hit.doc)?;
+                Ok(content_prefix(&stored.record.content(), chars))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let decay = self.request.profile == Profile::Decay;
+        let mut changed = false;
+        for (r, duplicate) in ranked.iter_mut().zip(near_duplicates(&prefixes)) {
+            if duplicate {
+                let delta = demotion(
+                    r.score,
+                    decay,
+                    self.settings.mmr.decay_penalty,
+                    self.settings.mmr.relative_penalty,
+                );
+                r.score += delta;
+                r.mmr += delta;
+                changed = true;
+            }
+        }
+        if changed {
+            ranked.sort_by(by_score_then_id);
+        }
+        Ok(())
+    }
+}
