@@ -269,6 +269,7 @@ pub(crate) fn execute(
             .iter()
             .chain(&request.notices)
             .cloned()
+            .chain(query.truncation_notice())
             .collect(),
         counts,
         results,
