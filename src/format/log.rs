@@ -123,8 +123,10 @@ fn parse_log(bytes: &[u8], path: &Path, log_id: u64) -> Result<LogContents> {
     contents.valid_len = HEADER_LEN;
     while at < bytes.len() {
         let rest = &bytes[at..];
-        if rest.len() < ENTRY_HEADER_LEN {
-            break; // torn entry header
+        if rest.len() < ENTRY_HEADER_LEN || rest.iter().all(|&b| b == 0) {
+            // Torn: a cut entry header, or space the file system allocated for an append that
+            // a crash kept from being written (it reads as zeros).
+            break;
         }
         let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
@@ -273,6 +275,15 @@ mod tests {
             .map(|e| e.1)
             .collect();
         assert_eq!(ids, vec![delete("a"), delete("c")]);
+
+        // A torn tail of zeros: the file grew but the bytes never reached the disk.
+        let mut zeros = std::fs::read(&path).unwrap();
+        let sound_len = zeros.len();
+        zeros.extend_from_slice(&[0; 40]);
+        std::fs::write(&path, &zeros).unwrap();
+        let read = read_log(&path, 1).unwrap();
+        assert_eq!((read.entries.len(), read.torn_bytes()), (2, 40));
+        std::fs::write(&path, &zeros[..sound_len]).unwrap();
 
         // A torn tail by checksum: the last payload's bytes not all written.
         let mut bytes = std::fs::read(&path).unwrap();
