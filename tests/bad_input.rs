@@ -373,13 +373,12 @@ fn search_rejects_bad_options_and_caps_hostile_sizes() {
     // A huge query is cut to its first 8192 characters, with a notice.
     let query = format!("tokio runtime {}", "panic ".repeat(10_000));
     let run = reliora(&index, &["search", &query, "--now", NOW], None);
-    assert_eq!(run.status, 0, "{run:?}");
+    assert_eq!(run.status, 0, "{}", run.stderr);
     let response = run.json();
-    assert!(
-        response["notices"].to_string().contains("8192"),
-        "{response}"
-    );
-    assert_eq!(response["results"][0]["id"], "r-00", "{response}");
+    let notices = response["notices"].to_string();
+    assert!(notices.contains("8192"), "{notices}");
+    assert_eq!(response["tokens"], json!(["tokio", "runtime", "panic"]));
+    assert!(!response["results"].as_array().unwrap().is_empty());
 }
 
 #[test]
