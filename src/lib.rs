@@ -46,6 +46,8 @@
 
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod record;
 pub mod schema;
