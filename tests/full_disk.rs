@@ -14,6 +14,9 @@ use std::process::Command;
 
 use support::*;
 
+/// One command to run on the full disk: its name, arguments and standard input.
+type Step<'a> = (&'a str, Vec<&'a str>, Option<&'a [u8]>);
+
 /// A mounted tmpfs, unmounted on drop.
 struct Tmpfs {
     mount: PathBuf,
@@ -137,7 +140,7 @@ fn a_full_disk_fails_writes_cleanly_and_keeps_the_previous_index() {
         // Some log entries so compaction has work, and the pristine answers.
         let before = answers(&index);
         fill_leaving(&fs.mount, &filler, room_kib << 10);
-        let commands: [(&str, Vec<&str>, Option<&[u8]>); 3] = [
+        let commands: [Step<'_>; 3] = [
             ("build", vec!["build", "--input", arg(&input)], None),
             ("record", vec!["record", "-"], Some(record)),
             ("compact", vec!["compact"], None),
