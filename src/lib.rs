@@ -56,6 +56,8 @@
 pub mod error;
 pub mod eval;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod record;
 pub mod schema;

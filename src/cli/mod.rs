@@ -251,12 +251,13 @@ fn run_batch(
 
 fn run_record(dir: &Path, file: Option<&Path>, printer: &Printer) -> Result<i32> {
     let (text, locator) = match file {
-        None => read_stdin()?,
-        Some(p) if p == Path::new("-") => read_stdin()?,
-        Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
-            p.display().to_string(),
-        ),
+        None => read_record_input(&mut std::io::stdin(), "<stdin>")?,
+        Some(p) if p == Path::new("-") => read_record_input(&mut std::io::stdin(), "<stdin>")?,
+        Some(p) => {
+            let locator = p.display().to_string();
+            let mut file = File::open(p).map_err(|e| Error::io(p, e))?;
+            read_record_input(&mut file, &locator)?
+        }
     };
     let record = parse_record_text(&text, &locator, &FieldMap::new())?;
     let report = writer::record(dir, record)?;
@@ -287,11 +288,35 @@ fn run_record(dir: &Path, file: Option<&Path>, printer: &Printer) -> Result<i32>
     Ok(0)
 }
 
-fn read_stdin() -> Result<(String, String)> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-        .map_err(|e| Error::io("<stdin>", e))?;
-    Ok((text, "<stdin>".to_string()))
+/// The most bytes `record` reads: a record is at most 1 MiB as compact JSON, and 16 MiB leaves
+/// room for pretty-printing and escapes while bounding what a hostile input can make us hold.
+const MAX_RECORD_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads one record's text: bounded in size, and invalid UTF-8 is bad input (exit 2), not an
+/// I/O failure.
+fn read_record_input(input: &mut impl std::io::Read, locator: &str) -> Result<(String, String)> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    input
+        .take(MAX_RECORD_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(locator, e))?;
+    let malformed = |message: String| Error::MalformedJson {
+        locator: locator.to_string(),
+        message,
+    };
+    if bytes.len() as u64 > MAX_RECORD_INPUT_BYTES {
+        return Err(malformed(format!(
+            "the input is larger than {MAX_RECORD_INPUT_BYTES} bytes; a record is at most 1 MiB"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        malformed(format!(
+            "invalid UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    Ok((text, locator.to_string()))
 }
 
 fn run_export(dir: &Path, output: Option<&Path>) -> Result<i32> {

@@ -159,6 +159,9 @@ pub fn write_stats(out: &mut dyn Write, s: &Stats) -> io::Result<()> {
 
 /// A check report as text.
 pub fn write_check(out: &mut dyn Write, c: &CheckReport) -> io::Result<()> {
+    for note in &c.notes {
+        writeln!(out, "note: {note}")?;
+    }
     if c.sound {
         writeln!(
             out,

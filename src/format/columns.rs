@@ -41,6 +41,10 @@ pub const BLOCK_ROWS: usize = 1024;
 const BLOCK_LEN: usize = 24;
 const TRAILER_LEN: usize = 40;
 const ABSENT: u16 = u16::MAX;
+/// Block states in [`Columns::checked`].
+const UNCHECKED: u8 = 0;
+const SOUND: u8 = 1;
+const DAMAGED: u8 = 2;
 
 /// The column values of one record, as written and as read.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,9 +188,10 @@ pub struct Columns {
     file: IndexFile,
     len: usize,
     strings_offset: usize,
+    types_offset: usize,
     blocks_offset: usize,
     types: Vec<String>,
-    /// Per block: 0 unchecked, 1 sound, 2 damaged. Allocated on first use.
+    /// Per block: UNCHECKED, SOUND or DAMAGED. Allocated on first use; a block is hashed once.
     checked: OnceLock<Box<[AtomicU8]>>,
 }
 
@@ -236,6 +241,7 @@ impl Columns {
             file,
             len: n,
             strings_offset,
+            types_offset,
             blocks_offset,
             types,
             checked: OnceLock::new(),
@@ -262,43 +268,55 @@ impl Columns {
         &self.file
     }
 
-    fn check_block(&self, block: usize) -> Result<()> {
+    /// Verifies block `block` once (later calls answer from the cache) and returns the range of
+    /// the string area its rows may point into.
+    fn check_block(&self, block: usize) -> Result<std::ops::Range<usize>> {
         let states = self.checked.get_or_init(|| {
             (0..self.len.div_ceil(BLOCK_ROWS))
-                .map(|_| AtomicU8::new(0))
+                .map(|_| AtomicU8::new(UNCHECKED))
                 .collect()
         });
-        match states[block].load(Ordering::Acquire) {
-            1 => return Ok(()),
-            2 => {
+        let state = states.get(block).ok_or_else(|| {
+            self.file
+                .corrupt(format!("column block {block} does not exist"))
+        })?;
+        let body = self.file.body();
+        let at = self.blocks_offset + block * BLOCK_LEN;
+        let start = read_u64(&self.file, body, at)?;
+        let end = read_u64(&self.file, body, at + 8)?;
+        // The string area ends where the type table starts.
+        let strings_len = (self.types_offset - self.strings_offset) as u64;
+        let range = (start <= end && end <= strings_len).then_some(start as usize..end as usize);
+        match state.load(Ordering::Acquire) {
+            SOUND => {
+                if let Some(range) = range {
+                    return Ok(range);
+                }
+            }
+            DAMAGED => {
                 return Err(self
                     .file
-                    .corrupt(format!("column block {block} is damaged")))
+                    .corrupt(format!("column block {block} fails its checksum")))
             }
             _ => {}
         }
-        let body = self.file.body();
-        let at = self.blocks_offset + block * BLOCK_LEN;
-        let start = read_u64(&self.file, body, at)? as usize;
-        let end = read_u64(&self.file, body, at + 8)? as usize;
         let rows_crc = read_u32(&self.file, body, at + 16)?;
         let strings_crc = read_u32(&self.file, body, at + 20)?;
         let first = block * BLOCK_ROWS;
         let last = (first + BLOCK_ROWS).min(self.len);
         let rows = &body[first * ROW_LEN..last * ROW_LEN];
-        let strings_len = self.blocks_offset - self.strings_offset;
-        let sound = start <= end
-            && end <= strings_len
-            && crc32fast::hash(rows) == rows_crc
-            && crc32fast::hash(&body[self.strings_offset + start..self.strings_offset + end])
-                == strings_crc;
-        states[block].store(if sound { 1 } else { 2 }, Ordering::Release);
-        if sound {
-            Ok(())
-        } else {
-            Err(self
+        let sound = range.as_ref().is_some_and(|range| {
+            crc32fast::hash(rows) == rows_crc
+                && crc32fast::hash(
+                    &body[self.strings_offset + range.start..self.strings_offset + range.end],
+                ) == strings_crc
+        });
+        state.store(if sound { SOUND } else { DAMAGED }, Ordering::Release);
+        match range {
+            Some(range) if sound => Ok(range),
+            _ => Err(self
                 .file
-                .corrupt(format!("column block {block} is damaged")))
+                .corrupt(format!("column block {block} fails its checksum"))),
         }
     }
 
@@ -310,7 +328,7 @@ impl Columns {
                 .file
                 .corrupt(format!("row {doc} requested of {}", self.len)));
         }
-        self.check_block(doc / BLOCK_ROWS)?;
+        let block_strings = self.check_block(doc / BLOCK_ROWS)?;
         let body = self.file.body();
         let r = &body[doc * ROW_LEN..(doc + 1) * ROW_LEN];
         let u64_at = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
@@ -325,8 +343,21 @@ impl Columns {
         for (g, len) in group_lengths.iter_mut().enumerate() {
             *len = u32_at(76 + 4 * g);
         }
-        let strings = &body[self.strings_offset..self.blocks_offset];
-        let (id, at) = read_string(&self.file, strings, u64_at(112) as usize)?;
+        if nanos != u32::MAX && nanos >= 1_000_000_000 {
+            return Err(self
+                .file
+                .corrupt(format!("row {doc} has {nanos} nanoseconds")));
+        }
+        // A row's strings lie in its own block's string range, which the block CRC covered.
+        let strings = &body[self.strings_offset..][block_strings.clone()];
+        let strings_at = u64_at(112)
+            .checked_sub(block_strings.start as u64)
+            .and_then(|at| usize::try_from(at).ok())
+            .ok_or_else(|| {
+                self.file
+                    .corrupt(format!("row {doc} points outside its block's strings"))
+            })?;
+        let (id, at) = read_string(&self.file, strings, strings_at)?;
         let (supersedes, at) = read_string(&self.file, strings, at)?;
         let (superseded_by, _) = read_string(&self.file, strings, at)?;
         Ok(Row {
@@ -360,17 +391,17 @@ fn read_string<'a>(
     bytes: &'a [u8],
     at: usize,
 ) -> Result<(Option<&'a str>, usize)> {
+    let out_of_bounds = || file.corrupt(format!("string at {at} is out of bounds"));
+    let start = at.checked_add(2).ok_or_else(out_of_bounds)?;
     let len = bytes
-        .get(at..at + 2)
-        .map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
-        .ok_or_else(|| file.corrupt(format!("string at {at} is out of bounds")))?;
+        .get(at..start)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .ok_or_else(out_of_bounds)?;
     if len == ABSENT {
-        return Ok((None, at + 2));
+        return Ok((None, start));
     }
-    let end = at + 2 + len as usize;
-    let raw = bytes
-        .get(at + 2..end)
-        .ok_or_else(|| file.corrupt(format!("string at {at} is out of bounds")))?;
+    let end = start + len as usize;
+    let raw = bytes.get(start..end).ok_or_else(out_of_bounds)?;
     let s = std::str::from_utf8(raw)
         .map_err(|_| file.corrupt(format!("string at {at} is not UTF-8")))?;
     Ok((Some(s), end))

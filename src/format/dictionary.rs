@@ -3,7 +3,12 @@
 //! The body of a dictionary file is exactly the bytes `fst::MapBuilder` produced. The FST is
 //! only walked after the whole body passed its CRC (checked once per opened file), so damaged
 //! bytes are reported instead of followed.
+//!
+//! The `fst` crate trusts the bytes it walks and may panic on an FST that is malformed yet
+//! carries a valid checksum — which no accident produces, only a crafted file. As a last line of
+//! defence every walk runs under `catch_unwind`, and such a panic becomes a damage report.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -64,6 +69,15 @@ impl Dictionary {
             .map_err(|problem| self.file.corrupt(problem.clone()))
     }
 
+    /// Runs `walk` over the verified FST, turning a panic inside `fst` into a damage report.
+    fn walk<T>(&self, walk: impl FnOnce(&fst::Map<FileSlice>) -> T) -> Result<T> {
+        let map = self.map()?;
+        catch_unwind(AssertUnwindSafe(|| walk(map))).map_err(|_| {
+            self.file
+                .corrupt("the FST is malformed although its checksum matches (crafted file?)")
+        })
+    }
+
     /// The number of keys.
     pub fn len(&self) -> Result<usize> {
         Ok(self.map()?.len())
@@ -76,7 +90,7 @@ impl Dictionary {
 
     /// The value of `key`, if present.
     pub fn get(&self, key: &[u8]) -> Result<Option<u64>> {
-        Ok(self.map()?.get(key))
+        self.walk(|map| map.get(key))
     }
 
     /// Calls `visit` with every key that starts with `prefix`, in key order.
@@ -85,24 +99,25 @@ impl Dictionary {
         prefix: &[u8],
         mut visit: impl FnMut(&[u8], u64),
     ) -> Result<()> {
-        let map = self.map()?;
-        let mut stream = map.range().ge(prefix).into_stream();
-        while let Some((key, value)) = stream.next() {
-            if !key.starts_with(prefix) {
-                break;
+        self.walk(|map| {
+            let mut stream = map.range().ge(prefix).into_stream();
+            while let Some((key, value)) = stream.next() {
+                if !key.starts_with(prefix) {
+                    break;
+                }
+                visit(key, value);
             }
-            visit(key, value);
-        }
-        Ok(())
+        })
     }
 
     /// Calls `visit` with every entry, in key order.
     pub fn for_each(&self, mut visit: impl FnMut(&[u8], u64)) -> Result<()> {
-        let mut stream = self.map()?.stream();
-        while let Some((key, value)) = stream.next() {
-            visit(key, value);
-        }
-        Ok(())
+        self.walk(|map| {
+            let mut stream = map.stream();
+            while let Some((key, value)) = stream.next() {
+                visit(key, value);
+            }
+        })
     }
 }
 

@@ -2,9 +2,14 @@
 //! memory-mapped.
 //!
 //! ```text
-//! header   magic b"RLOG", version u32 LE, generation u64 LE        (16 bytes)
+//! header   magic b"RLOG", version u32 LE, log id u64 LE            (16 bytes)
 //! entry*   payload_len u32 LE, payload_crc32 u32 LE, payload        (codec::encode_log_entry)
 //! ```
+//!
+//! The log id is the manifest's `logId` (see manifest.rs): a log from another index or another
+//! generation does not match and is reported as foreign. The log of a generation is created,
+//! header included and synced, before the manifest that names it, so a missing log or one
+//! shorter than its header is damage too.
 //!
 //! A crash can leave the last entry torn: shorter than its length says, or (a partly written
 //! payload) failing its checksum as the file's last bytes. Readers ignore a torn tail; the next
@@ -37,49 +42,91 @@ pub struct LogContents {
     pub file_len: u64,
 }
 
-fn header(generation: u64) -> [u8; HEADER_LEN as usize] {
+impl LogContents {
+    /// Bytes after the last sound entry: an entry a crash interrupted, which readers ignore and
+    /// the next writer cuts off (0 normally).
+    pub fn torn_bytes(&self) -> u64 {
+        self.file_len - self.valid_len
+    }
+}
+
+fn header(log_id: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[0..4].copy_from_slice(&MAGIC);
     h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    h[8..16].copy_from_slice(&generation.to_le_bytes());
+    h[8..16].copy_from_slice(&log_id.to_le_bytes());
     h
 }
 
-/// Reads the log at `path` of `generation`. A missing or empty file is an empty log.
-pub fn read_log(path: &Path, generation: u64) -> Result<LogContents> {
+/// Creates the empty log of a new generation (header only), synced with its directory entry,
+/// before any manifest names it. Fails if the file exists.
+pub fn create_log(path: &Path, log_id: u64) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    file.write_all(&header(log_id))
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(path, e))?;
+    if let Some(dir) = path.parent() {
+        crate::format::manifest::sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Reads the log at `path`, whose header must carry `log_id`.
+pub fn read_log(path: &Path, log_id: u64) -> Result<LogContents> {
     let mut bytes = Vec::new();
     match File::open(path) {
         Ok(mut file) => {
             file.read_to_end(&mut bytes)
                 .map_err(|e| Error::io(path, e))?;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::corrupt(
+                path,
+                "the record log named by the manifest is missing",
+            ))
+        }
         Err(e) => return Err(Error::io(path, e)),
     }
-    parse_log(&bytes, path, generation)
+    parse_log(&bytes, path, log_id)
 }
 
-fn parse_log(bytes: &[u8], path: &Path, generation: u64) -> Result<LogContents> {
+fn parse_log(bytes: &[u8], path: &Path, log_id: u64) -> Result<LogContents> {
     let mut contents = LogContents {
         file_len: bytes.len() as u64,
         ..LogContents::default()
     };
-    if bytes.len() < HEADER_LEN as usize {
-        // Empty, or a header torn by a crash while the log was being created.
-        return Ok(contents);
-    }
-    if bytes[..HEADER_LEN as usize] != header(generation) {
+    let expected = header(log_id);
+    let Some(found) = bytes.get(..HEADER_LEN as usize) else {
         return Err(Error::corrupt(
             path,
-            "log header does not match this index generation (foreign or damaged log)",
+            format!(
+                "the record log is {} bytes, shorter than its {HEADER_LEN}-byte header (truncated)",
+                bytes.len()
+            ),
         ));
+    };
+    if found != expected {
+        let problem = if found[0..4] != expected[0..4] {
+            "not a record log (bad magic)"
+        } else if found[4..8] != expected[4..8] {
+            "the record log has another format version"
+        } else {
+            "the record log belongs to another index or generation (its log id differs from the manifest's)"
+        };
+        return Err(Error::corrupt(path, problem));
     }
     let mut at = HEADER_LEN as usize;
     contents.valid_len = HEADER_LEN;
     while at < bytes.len() {
         let rest = &bytes[at..];
-        if rest.len() < ENTRY_HEADER_LEN {
-            break; // torn entry header
+        if rest.len() < ENTRY_HEADER_LEN || rest.iter().all(|&b| b == 0) {
+            // Torn: a cut entry header, or space the file system allocated for an append that
+            // a crash kept from being written (it reads as zeros).
+            break;
         }
         let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
@@ -122,33 +169,25 @@ pub struct LogAppender {
 }
 
 impl LogAppender {
-    /// Opens (creating) the log of `generation`, cutting off a torn tail so the next entry
-    /// follows the last sound one.
-    pub fn open(path: &Path, generation: u64) -> Result<(LogAppender, LogContents)> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+    /// Opens the existing log whose header carries `log_id`, cutting off a torn tail so the next
+    /// entry follows the last sound one.
+    pub fn open(path: &Path, log_id: u64) -> Result<(LogAppender, LogContents)> {
+        let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::corrupt(
+                    path,
+                    "the record log named by the manifest is missing",
+                ))
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        };
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(|e| Error::io(path, e))?;
-        let contents = parse_log(&bytes, path, generation)?;
-        let mut len = contents.valid_len;
-        if len < HEADER_LEN {
-            file.set_len(0).map_err(|e| Error::io(path, e))?;
-            file.seek(SeekFrom::Start(0))
-                .map_err(|e| Error::io(path, e))?;
-            file.write_all(&header(generation))
-                .map_err(|e| Error::io(path, e))?;
-            len = HEADER_LEN;
-            file.sync_all().map_err(|e| Error::io(path, e))?;
-            if let Some(dir) = path.parent() {
-                crate::format::manifest::sync_dir(dir)?;
-            }
-        } else if contents.file_len > len {
+        let contents = parse_log(&bytes, path, log_id)?;
+        let len = contents.valid_len;
+        if contents.file_len > len {
             file.set_len(len).map_err(|e| Error::io(path, e))?;
             file.sync_all().map_err(|e| Error::io(path, e))?;
         }
@@ -205,6 +244,9 @@ mod tests {
     fn appended_entries_read_back_and_torn_tails_are_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g000001.log");
+        assert!(read_log(&path, 1).is_err(), "a missing log is damage");
+        create_log(&path, 1).unwrap();
+        assert!(create_log(&path, 1).is_err(), "never overwrites a log");
         assert!(read_log(&path, 1).unwrap().entries.is_empty());
         let (mut log, _) = LogAppender::open(&path, 1).unwrap();
         let first = log.append(&delete("a")).unwrap();
@@ -221,6 +263,7 @@ mod tests {
         std::fs::write(&path, &full[..full.len() - 2]).unwrap();
         let read = read_log(&path, 1).unwrap();
         assert_eq!(read.entries, vec![(first, delete("a"))]);
+        assert_eq!(read.torn_bytes(), full.len() as u64 - 2 - second);
         // The next writer cuts it off and appends after the last sound entry.
         let (mut log, _) = LogAppender::open(&path, 1).unwrap();
         assert_eq!(log.position(), second);
@@ -232,6 +275,15 @@ mod tests {
             .map(|e| e.1)
             .collect();
         assert_eq!(ids, vec![delete("a"), delete("c")]);
+
+        // A torn tail of zeros: the file grew but the bytes never reached the disk.
+        let mut zeros = std::fs::read(&path).unwrap();
+        let sound_len = zeros.len();
+        zeros.extend_from_slice(&[0; 40]);
+        std::fs::write(&path, &zeros).unwrap();
+        let read = read_log(&path, 1).unwrap();
+        assert_eq!((read.entries.len(), read.torn_bytes()), (2, 40));
+        std::fs::write(&path, &zeros[..sound_len]).unwrap();
 
         // A torn tail by checksum: the last payload's bytes not all written.
         let mut bytes = std::fs::read(&path).unwrap();
@@ -247,8 +299,13 @@ mod tests {
         let err = read_log(&path, 1).unwrap_err().to_string();
         assert!(err.contains("checksum"), "{err}");
 
-        // A log of another generation is foreign.
+        // A log of another generation or index is foreign.
         std::fs::write(&path, &full).unwrap();
-        assert!(read_log(&path, 2).is_err());
+        let err = read_log(&path, 2).unwrap_err().to_string();
+        assert!(err.contains("another index"), "{err}");
+        // A log cut inside its header is damage, not an empty log.
+        std::fs::write(&path, &full[..HEADER_LEN as usize - 1]).unwrap();
+        let err = read_log(&path, 1).unwrap_err().to_string();
+        assert!(err.contains("shorter than its"), "{err}");
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! ```json
 //! {"formatVersion": 1, "generation": 3, "stem": false, "log": "g000003.log",
+//!  "logId": 1311768467294899695,
 //!  "segments": [{"name": "g000003-s0000", "records": 300,
 //!                "files": {"terms.fst": {"len": 1234, "crc": 305419896}, …},
 //!                "groupLengthSums": [300, 2400, 5100, 0, 9000, 600, 450, 0, 120]}]}
@@ -16,9 +17,15 @@
 //! reported damaged (searches scan the records) until the index is rebuilt.
 //!
 //! Each file entry records the body length and CRC from that file's footer: opening compares
-//! them in O(1), which catches files swapped in from another index. The manifest is replaced
+//! them in O(1), which catches files swapped in from another index. `logId` is drawn at random
+//! for each generation and repeated in the log's header, which catches a log swapped in from
+//! another index (whose generation number may well be the same). The manifest is replaced
 //! atomically: written to a temporary file, synced, renamed over `MANIFEST`, and the directory
 //! synced.
+//!
+//! Nothing in a manifest is trusted before it is checked: its size is bounded
+//! ([`MAX_MANIFEST_BYTES`]), its footer and CRC verified, and every file name it gives must be a
+//! plain name inside the index directory.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -32,6 +39,10 @@ use crate::schema::GROUP_COUNT;
 
 /// The manifest's file name inside an index directory.
 pub const MANIFEST_NAME: &str = "MANIFEST";
+
+/// The largest manifest read: a generation lists a handful of segments, so anything bigger is
+/// not a manifest.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// Length and CRC of one file's body, copied from its footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,19 +94,26 @@ pub struct Manifest {
     pub segments: Vec<SegmentEntry>,
     /// The record log of this generation (appended to by `record`, `feedback`, `delete`).
     pub log: String,
+    /// A random number identifying this generation's log; the log's header repeats it. 0 in a
+    /// manifest written before it existed, when the generation number serves instead.
+    #[serde(default)]
+    pub log_id: u64,
 }
 
 impl Manifest {
     /// Reads and fully verifies `dir/MANIFEST`.
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_NAME);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match read_bounded(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::corrupt(
                     &path,
                     "no index here: the manifest is missing (run `reliora build` first)",
                 ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(Error::corrupt(&path, e.to_string()))
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
@@ -110,16 +128,45 @@ impl Manifest {
                 format!("manifest format version {}", manifest.format_version),
             ));
         }
+        let names = std::iter::once(manifest.log.as_str())
+            .chain(manifest.segments.iter().map(|s| s.name.as_str()));
+        for name in names {
+            if !is_plain_name(name) {
+                return Err(Error::corrupt(
+                    &path,
+                    format!("manifest names {name:?}, which is not a file name of this index"),
+                ));
+            }
+        }
         Ok(manifest)
     }
 
+    /// The number the log's header must carry: [`Manifest::log_id`], or the generation for a
+    /// manifest without one.
+    pub fn log_key(&self) -> u64 {
+        if self.log_id == 0 {
+            self.generation
+        } else {
+            self.log_id
+        }
+    }
+
     /// Atomically replaces `dir/MANIFEST` with this manifest.
+    ///
+    /// When writing or syncing the temporary file fails (a full disk, say), it is removed and
+    /// the previous manifest stays in place.
     pub fn store(&self, dir: &Path) -> Result<()> {
         let body = serde_json::to_vec_pretty(self).expect("manifest serializes");
         let tmp = dir.join(format!("{MANIFEST_NAME}.tmp"));
-        write_file(&tmp, FileKind::Manifest, &body)?;
+        if let Err(error) = write_file(&tmp, FileKind::Manifest, &body) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(error);
+        }
         let path = dir.join(MANIFEST_NAME);
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        if let Err(error) = std::fs::rename(&tmp, &path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(&path, error));
+        }
         sync_dir(dir)
     }
 
@@ -127,6 +174,31 @@ impl Manifest {
     pub fn file_path(dir: &Path, segment: &str, suffix: &str) -> std::path::PathBuf {
         dir.join(format!("{segment}.{suffix}"))
     }
+}
+
+/// Reads a whole file of at most [`MAX_MANIFEST_BYTES`] (an `InvalidData` error when larger).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_MANIFEST_BYTES} bytes: not a manifest"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Whether `name` is a plain file name that stays inside the index directory.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Fsyncs a directory so a rename in it is durable.

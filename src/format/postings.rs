@@ -10,7 +10,9 @@
 //!   tf_len     u32 LE, tfs       one LEB128 varint per record, in ascending record order
 //! ```
 //!
-//! Bitmaps are decoded with validation (`RoaringBitmap::deserialize_from`), never unchecked.
+//! Bitmaps are decoded with validation ([`decode_bitmap`]: `RoaringBitmap::deserialize_from`,
+//! which checks every container, plus a check that container keys ascend, which it does not
+//! make), never unchecked. Callers also check that no record number reaches past the segment.
 
 use roaring::RoaringBitmap;
 
@@ -28,8 +30,7 @@ pub fn encode_term(groups: &[Vec<(u32, u32)>; GROUP_COUNT], out: &mut Vec<u8>) {
         .fold(0u16, |m, (g, _)| m | (1 << g));
     out.extend_from_slice(&mask.to_le_bytes());
     for postings in groups.iter().filter(|g| !g.is_empty()) {
-        let bitmap = RoaringBitmap::from_sorted_iter(postings.iter().map(|&(doc, _)| doc))
-            .expect("record numbers are sorted and distinct");
+        let bitmap: RoaringBitmap = postings.iter().map(|&(doc, _)| doc).collect();
         let len_at = out.len();
         out.extend_from_slice(&[0; 4]);
         bitmap
@@ -98,8 +99,7 @@ impl<'a> TermPostings<'a> {
         if bytes.is_empty() {
             return Ok(RoaringBitmap::new());
         }
-        RoaringBitmap::deserialize_from(bytes)
-            .map_err(|e| file.corrupt(format!("invalid postings bitmap: {e}")))
+        decode_bitmap(bytes).map_err(|problem| file.corrupt(format!("postings bitmap: {problem}")))
     }
 
     /// The term frequencies of `group`, one per record of [`TermPostings::records`], in order.
@@ -127,6 +127,47 @@ impl<'a> TermPostings<'a> {
         }
         Ok(out)
     }
+}
+
+/// Decodes a roaring bitmap in the portable format, validating it: the containers are checked
+/// by `deserialize_from`, their keys here (a bitmap whose keys do not ascend would answer
+/// membership and set operations wrongly), and every byte must be used.
+pub fn decode_bitmap(bytes: &[u8]) -> std::result::Result<RoaringBitmap, String> {
+    let mut reader = bytes;
+    let bitmap = RoaringBitmap::deserialize_from(&mut reader).map_err(|e| e.to_string())?;
+    if !reader.is_empty() {
+        return Err(format!("{} trailing bytes", reader.len()));
+    }
+    // The header is sound now (deserialize_from read it): cookie, then the container keys.
+    const NO_RUN_COOKIE: u32 = 12346;
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let cookie = word(0).ok_or("header cut short")?;
+    let (size, descriptions_at) = if cookie == NO_RUN_COOKIE {
+        (word(4).ok_or("header cut short")? as usize, 8)
+    } else {
+        let size = (cookie >> 16) as usize + 1;
+        (size, 4 + size.div_ceil(8))
+    };
+    let mut previous: Option<u16> = None;
+    for i in 0..size {
+        let at = descriptions_at + 4 * i;
+        let key = bytes
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .ok_or("container descriptions cut short")?;
+        if previous.is_some_and(|p| p >= key) {
+            return Err(format!(
+                "container keys out of order ({key} after {})",
+                previous.unwrap_or(0)
+            ));
+        }
+        previous = Some(key);
+    }
+    Ok(bitmap)
 }
 
 struct SliceReader<'a, 'f> {

@@ -1,17 +1,28 @@
 //! `reliora check`: verify every file of an index in full, and the invariants between files.
+//!
+//! Checked, in order: the manifest (footer, CRC, JSON, file names); every segment file (footer,
+//! length and CRC against the manifest, then the whole body); per segment, that the store, the
+//! columns, the id dictionary, the facets and the postings agree record by record; and the
+//! record log (header and log id, every entry's CRC and decoding, and that each feedback or
+//! delete entry names a record that was live at that point). A log whose last entry was cut
+//! short by a crash is sound — readers ignore that entry and the next writer removes it — and is
+//! reported as a note.
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::format::blobs::BlobFile;
+use crate::format::codec::LogEntry;
 use crate::format::dictionary::Dictionary;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
+use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
-use crate::format::postings::TermPostings;
-use crate::format::SEGMENT_FILES;
+use crate::format::postings::{decode_bitmap, TermPostings};
+use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES};
 use crate::index::segment::{Segment, Store};
 use crate::schema::{FieldGroup, GROUP_COUNT};
 
@@ -27,6 +38,8 @@ pub struct CheckReport {
     pub records_checked: u64,
     /// Each problem, naming its file.
     pub problems: Vec<String>,
+    /// Observations that are not damage (an unfinished last log entry left by a crash).
+    pub notes: Vec<String>,
 }
 
 fn kind_of(suffix: &str) -> FileKind {
@@ -47,6 +60,7 @@ pub fn check(dir: &Path) -> CheckReport {
         files_checked: 0,
         records_checked: 0,
         problems: Vec::new(),
+        notes: Vec::new(),
     };
     let manifest = match Manifest::load(dir) {
         Ok(m) => m,
@@ -57,6 +71,8 @@ pub fn check(dir: &Path) -> CheckReport {
         }
     };
     report.files_checked += 1;
+    // The ids of the segments' records, when every segment could be read.
+    let mut segment_ids: Option<HashSet<String>> = Some(HashSet::new());
     for entry in &manifest.segments {
         let mut files_sound = true;
         for suffix in SEGMENT_FILES {
@@ -78,27 +94,150 @@ pub fn check(dir: &Path) -> CheckReport {
                 }
             }
         }
-        if files_sound {
-            if let Err(e) = check_segment(dir, entry, &mut report) {
-                report.problems.push(e.to_string());
-            }
+        let checked = if files_sound {
+            check_segment(dir, entry, &mut report).map_err(|e| report.problems.push(e.to_string()))
+        } else {
+            Err(())
+        };
+        match (checked, segment_ids.as_mut()) {
+            (Ok(ids), Some(all)) => all.extend(ids),
+            _ => segment_ids = None,
         }
     }
+    check_log(dir, &manifest, segment_ids, &mut report);
     report.sound = report.problems.is_empty();
     report
 }
 
+/// Verifies the record log and, when the segments' ids are known, that every feedback and
+/// delete entry names a record live at that point of the log.
+fn check_log(
+    dir: &Path,
+    manifest: &Manifest,
+    segment_ids: Option<HashSet<String>>,
+    report: &mut CheckReport,
+) {
+    let path = dir.join(&manifest.log);
+    let contents = match read_log(&path, manifest.log_key()) {
+        Ok(contents) => contents,
+        Err(e) => {
+            report.problems.push(e.to_string());
+            return;
+        }
+    };
+    report.files_checked += 1;
+    if contents.torn_bytes() > 0 {
+        report.notes.push(format!(
+            "{}: the last {} bytes are an entry a crash interrupted before it was acknowledged; \
+             searches ignore it and the next write removes it",
+            path.display(),
+            contents.torn_bytes()
+        ));
+    }
+    let Some(mut live) = segment_ids else {
+        return;
+    };
+    for (offset, entry) in &contents.entries {
+        let (id, what) = match entry {
+            LogEntry::Record(stored) => {
+                live.insert(stored.record.id.clone());
+                continue;
+            }
+            LogEntry::Feedback { id, .. } => (id, "feedback for"),
+            LogEntry::Delete { id } => (id, "a delete of"),
+        };
+        let known = if matches!(entry, LogEntry::Delete { .. }) {
+            live.remove(id)
+        } else {
+            live.contains(id)
+        };
+        if !known {
+            report.problems.push(format!(
+                "{}: the entry at offset {offset} is {what} {id:?}, which is not a live record \
+                 at that point",
+                path.display()
+            ));
+        }
+    }
+}
+
+/// Checks one segment whose files passed their CRCs; returns the ids of its records.
 fn check_segment(
     dir: &Path,
     entry: &crate::format::manifest::SegmentEntry,
     report: &mut CheckReport,
-) -> Result<()> {
+) -> Result<HashSet<String>> {
     let segment = Segment::open(dir, entry, Store::open(dir, entry)?)?;
     let n = segment.len();
-    let mut group_length_sums = [0u64; GROUP_COUNT];
+    let columns_path = segment.columns.file().path().display().to_string();
+    let mut ids = HashSet::with_capacity(n as usize);
+    let mut locators = HashSet::with_capacity(n as usize);
+    let mut superseders: BTreeMap<String, String> = BTreeMap::new();
+    // Facet key → how many records should be in its bitmap.
+    let mut facet_counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    let mut records = Vec::with_capacity(n as usize);
     for doc in 0..n {
         let stored = segment.stored(doc)?;
-        let row = segment.columns.row(doc)?;
+        let record = &stored.record;
+        if !ids.insert(record.id.clone()) {
+            report.problems.push(format!(
+                "{}: id {:?} is stored twice",
+                segment.store.file().path().display(),
+                record.id
+            ));
+        }
+        if let Some(target) = &record.supersedes {
+            superseders
+                .entry(target.clone())
+                .and_modify(|s| {
+                    if record.id.as_bytes() < s.as_bytes() {
+                        s.clone_from(&record.id);
+                    }
+                })
+                .or_insert_with(|| record.id.clone());
+            *facet_counts
+                .entry([FACET_SUPERSEDES, target.as_bytes()].concat())
+                .or_default() += 1;
+        }
+        let mut tags: Vec<String> = record
+            .tags
+            .iter()
+            .map(|t| crate::text::phrase(t))
+            .filter(|p| !p.is_empty())
+            .collect();
+        tags.sort();
+        tags.dedup();
+        for tag in tags {
+            *facet_counts
+                .entry([FACET_TAG, tag.as_bytes()].concat())
+                .or_default() += 1;
+        }
+        *facet_counts
+            .entry([FACET_TYPE, record.memory_type_normalized().as_bytes()].concat())
+            .or_default() += 1;
+        if segment.doc_of_id(&record.id)? != Some(doc) {
+            report.problems.push(format!(
+                "{}: id {:?} does not map to record {doc}",
+                segment.ids.file().path().display(),
+                record.id
+            ));
+        }
+        if locators.insert(stored.locator.clone()) {
+            let mapped = segment.doc_of_locator(&stored.locator)?;
+            if mapped != Some(doc) {
+                report.problems.push(format!(
+                    "{}: locator {:?} does not map to record {doc}",
+                    segment.ids.file().path().display(),
+                    stored.locator
+                ));
+            }
+        }
+        records.push(stored);
+        report.records_checked += 1;
+    }
+    let mut group_length_sums = [0u64; GROUP_COUNT];
+    for (doc, stored) in records.iter().enumerate() {
+        let row = segment.columns.row(doc as u32)?;
         for (sum, &len) in group_length_sums.iter_mut().zip(&row.group_lengths) {
             *sum += u64::from(len);
         }
@@ -111,22 +250,6 @@ fn check_segment(
                 ));
             }
         }
-        if row.id != stored.record.id {
-            report.problems.push(format!(
-                "{}: record {doc} has id {:?} in the columns but {:?} in the store",
-                segment.columns.file().path().display(),
-                row.id,
-                stored.record.id
-            ));
-        }
-        if segment.doc_of_id(&stored.record.id)? != Some(doc) {
-            report.problems.push(format!(
-                "{}: id {:?} does not map to record {doc}",
-                segment.ids.file().path().display(),
-                stored.record.id
-            ));
-        }
-        report.records_checked += 1;
     }
     if group_length_sums != segment.group_length_sums {
         report.problems.push(format!(
@@ -136,8 +259,88 @@ fn check_segment(
             group_length_sums
         ));
     }
+    for (doc, stored) in records.iter().enumerate() {
+        let record = &stored.record;
+        let row = segment.columns.row(doc as u32)?;
+        let mismatch = |what: &str| {
+            format!(
+                "{columns_path}: record {doc} ({:?}): {what} disagrees with the store",
+                record.id
+            )
+        };
+        let created = record
+            .created_at
+            .as_ref()
+            .map(|t| (t.unix_seconds(), t.subsec_nanos()));
+        let checks = [
+            (row.id == record.id, "the id"),
+            (row.created_at == created, "createdAt"),
+            (
+                row.memory_type == record.memory_type_normalized(),
+                "memoryType",
+            ),
+            (
+                row.salience.to_bits() == record.salience_or_default().to_bits(),
+                "salience",
+            ),
+            (
+                row.decay_factor.to_bits() == record.decay_factor_or_default().to_bits(),
+                "decayFactor",
+            ),
+            (row.feedback == record.feedback, "feedback"),
+            (row.pinned == record.pinned_or_default(), "pinned"),
+            (row.supersedes == record.supersedes.as_deref(), "supersedes"),
+            (
+                row.superseded_by == superseders.get(&record.id).map(String::as_str),
+                "supersededBy",
+            ),
+        ];
+        for (agrees, what) in checks {
+            if !agrees {
+                report.problems.push(mismatch(what));
+            }
+        }
+    }
+    let ids_entries = segment.ids.len()?;
+    if ids_entries != ids.len() + locators.len() {
+        report.problems.push(format!(
+            "{}: {ids_entries} entries for {} ids and {} locators",
+            segment.ids.file().path().display(),
+            ids.len(),
+            locators.len()
+        ));
+    }
+    check_facets(&segment, &facet_counts, report)?;
     check_postings(&segment.terms, &segment.postings, n, report, true)?;
     check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;
+    Ok(ids)
+}
+
+/// Every facet the records imply exists with exactly the records counted, and no other.
+fn check_facets(
+    segment: &Segment,
+    expected: &BTreeMap<Vec<u8>, u64>,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let path = segment.facets.file().path().display().to_string();
+    let mut keys = Vec::new();
+    segment.facets.for_each(|key, _| keys.push(key.to_vec()))?;
+    if keys.len() != expected.len() {
+        report.problems.push(format!(
+            "{path}: {} facets, the records imply {}",
+            keys.len(),
+            expected.len()
+        ));
+    }
+    for (key, &count) in expected {
+        let found = segment.facet(key)?.len();
+        if found != count {
+            report.problems.push(format!(
+                "{path}: facet {:?} holds {found} records, the records imply {count}",
+                String::from_utf8_lossy(key)
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -184,8 +387,8 @@ fn check_postings(
                 check_max(bitmap.max(), i);
             }
         } else {
-            let bitmap = roaring::RoaringBitmap::deserialize_from(blob)
-                .map_err(|e| file.corrupt(format!("blob {i}: invalid bitmap: {e}")))?;
+            let bitmap = decode_bitmap(blob)
+                .map_err(|problem| file.corrupt(format!("blob {i}: {problem}")))?;
             check_max(bitmap.max(), i);
         }
     }

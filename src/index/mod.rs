@@ -194,20 +194,30 @@ impl Index {
                 }
             }
         }
-        let damage = match damage {
-            None => None,
-            Some(error) => {
+        let log = read_log(&dir.join(&manifest.log), manifest.log_key())?;
+        // Replaying the log reads ids, facets and columns: damage found there degrades too.
+        let replayed = match damage {
+            None => Overlay::replay(&log.entries, &segments, log.valid_len, manifest.stem),
+            Some(error) => Err(error),
+        };
+        let segment_failed = segments.len() < manifest.segments.len();
+        let (overlay, damage) = match replayed {
+            Ok(overlay) => (overlay, None),
+            Err(error) if segment_failed || matches!(error, Error::Corrupt { .. }) => {
                 let stores = manifest
                     .segments
                     .iter()
                     .map(|entry| Store::open(dir, entry))
-                    .collect::<Result<Vec<_>>>()?;
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(|e| no_scan_possible(e, Some(&error)))?;
                 segments.clear();
-                Some((stores, error))
+                (
+                    Overlay::replay(&log.entries, &[], log.valid_len, manifest.stem)?,
+                    Some((stores, error)),
+                )
             }
+            Err(other) => return Err(other),
         };
-        let log = read_log(&dir.join(&manifest.log), manifest.generation)?;
-        let overlay = Overlay::replay(log.entries, &segments, log.valid_len, manifest.stem)?;
         let generation_key = {
             let mut hasher = Sha256::new();
             hasher.update(serde_json::to_vec(&manifest).expect("manifest serializes"));
@@ -283,7 +293,13 @@ impl Index {
         degraded: bool,
         notices: Vec<String>,
     ) -> Result<SearchResponse> {
-        let records = self.all_records()?;
+        let records = self
+            .all_records()
+            .map_err(|e| match (degraded, &self.damage) {
+                (false, _) => e,
+                (true, Some((_, first))) => no_scan_possible(e, Some(first)),
+                (true, None) => no_scan_possible(e, None),
+            })?;
         let source = ScanSource::new(records, self.manifest.stem);
         let context = Context {
             analyzer: &self.analyzer,
@@ -363,15 +379,41 @@ impl Index {
         Ok(stored)
     }
 
-    /// The live stored record named by an id or a locator.
-    pub fn get(&self, id_or_locator: &str) -> Result<StoredRecord> {
+    /// The live record with this id, if any. When the index is damaged the stored records are
+    /// scanned instead.
+    pub fn live_record(&self, id: &str) -> Result<Option<StoredRecord>> {
+        let scan = || Ok(self.all_records()?.into_iter().find(|r| r.record.id == id));
         if self.damage.is_some() {
-            return self
-                .all_records()?
+            return scan();
+        }
+        match self
+            .find(id)
+            .and_then(|doc| doc.map(|d| self.stored(d)).transpose())
+        {
+            Err(Error::Corrupt { .. }) => scan(),
+            other => other,
+        }
+    }
+
+    /// The live stored record named by an id or a locator. When the index is damaged the
+    /// stored records are scanned instead.
+    pub fn get(&self, id_or_locator: &str) -> Result<StoredRecord> {
+        let scan = || {
+            self.all_records()?
                 .into_iter()
                 .find(|r| r.record.id == id_or_locator || r.locator == id_or_locator)
-                .ok_or_else(|| Error::NotFound(id_or_locator.to_string()));
+                .ok_or_else(|| Error::NotFound(id_or_locator.to_string()))
+        };
+        if self.damage.is_some() {
+            return scan();
         }
+        match self.get_indexed(id_or_locator) {
+            Err(Error::Corrupt { .. }) => scan(),
+            other => other,
+        }
+    }
+
+    fn get_indexed(&self, id_or_locator: &str) -> Result<StoredRecord> {
         if let Some(doc) = self.find(id_or_locator)? {
             return self.stored(doc);
         }
@@ -440,9 +482,40 @@ impl Index {
             }
         }
         for segment in &self.segments {
-            stats.terms += segment.term_count()?;
+            match segment.term_count() {
+                Ok(terms) => stats.terms += terms,
+                Err(error) => {
+                    stats.damaged.get_or_insert_with(|| error.to_string());
+                }
+            }
+        }
+        if self.damage.is_some() {
+            // Without the ids the replaced records are not known: count the live ones.
+            stats.records = self.all_records()?.len() as u64;
         }
         Ok(stats)
+    }
+}
+
+/// Marks damage to the stored records themselves: with them unreadable there is nothing to
+/// scan, so the error says so (and what made the scan necessary, if anything did).
+fn no_scan_possible(error: Error, first: Option<&Error>) -> Error {
+    match error {
+        Error::Corrupt { file, problem } => {
+            let cause = first
+                .filter(|f| f.to_string() != format!("{}: {problem}", file.display()))
+                .map(|f| format!(" (the index was damaged too: {f})"))
+                .unwrap_or_default();
+            Error::Corrupt {
+                file,
+                problem: format!(
+                    "{problem} — the stored records cannot be read, so search cannot fall back \
+                     to a scan{cause}; restore the index from a backup, or rebuild it from an \
+                     export or the original inputs"
+                ),
+            }
+        }
+        other => other,
     }
 }
 

@@ -55,7 +55,7 @@ enum Version {
 impl Overlay {
     /// Replays `entries` over `segments`.
     pub fn replay(
-        entries: Vec<(u64, LogEntry)>,
+        entries: &[(u64, LogEntry)],
         segments: &[Segment],
         bytes: u64,
         stem: bool,
@@ -67,21 +67,21 @@ impl Overlay {
             match entry {
                 LogEntry::Record(stored) => {
                     let id = stored.record.id.clone();
-                    logged.push(*stored);
+                    logged.push(stored.as_ref().clone());
                     versions.insert(id, Version::Log(logged.len() - 1));
                 }
                 LogEntry::Feedback { id, outcome } => {
                     match versions
-                        .entry(id)
+                        .entry(id.clone())
                         .or_insert(Version::Segment(Feedback::default()))
                     {
-                        Version::Segment(f) => f.add(outcome),
-                        Version::Log(i) => logged[*i].record.feedback.add(outcome),
+                        Version::Segment(f) => f.add(*outcome),
+                        Version::Log(i) => logged[*i].record.feedback.add(*outcome),
                         Version::Deleted => {}
                     }
                 }
                 LogEntry::Delete { id } => {
-                    versions.insert(id, Version::Deleted);
+                    versions.insert(id.clone(), Version::Deleted);
                 }
             }
         }

@@ -12,6 +12,7 @@ use crate::format::dictionary::Dictionary;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
+use crate::format::postings::decode_bitmap;
 use crate::format::STOP_MARKER;
 use crate::schema::GROUP_COUNT;
 
@@ -173,13 +174,23 @@ impl Segment {
         match self.facets.get(key)? {
             None => Ok(RoaringBitmap::new()),
             Some(n) => {
-                let bytes = self.facet_postings.get(n as usize)?;
-                RoaringBitmap::deserialize_from(bytes).map_err(|e| {
-                    self.facet_postings
-                        .file()
-                        .corrupt(format!("invalid facet bitmap: {e}"))
-                })
+                let file = self.facet_postings.file();
+                let bitmap = decode_bitmap(self.facet_postings.get(n as usize)?)
+                    .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
+                self.check_records(&bitmap, file)?;
+                Ok(bitmap)
             }
+        }
+    }
+
+    /// Fails unless every record number of `bitmap` (read from `file`) is one of this segment's.
+    pub fn check_records(&self, bitmap: &RoaringBitmap, file: &IndexFile) -> Result<()> {
+        match bitmap.max() {
+            Some(max) if max >= self.len() => Err(file.corrupt(format!(
+                "postings name record {max}, the segment holds {}",
+                self.len()
+            ))),
+            _ => Ok(()),
         }
     }
 

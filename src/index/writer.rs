@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::footer::FORMAT_VERSION;
-use crate::format::log::LogAppender;
+use crate::format::log::{create_log, LogAppender};
 use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
 use crate::index::build::write_segment;
 use crate::index::Index;
@@ -88,6 +88,9 @@ pub struct RecordReport {
     pub replaced: bool,
     /// Up to three similar records; they never block the save.
     pub warnings: Vec<DuplicateWarning>,
+    /// Set when the automatic compaction after the save failed; the save itself stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<String>,
 }
 
 /// What `feedback` did.
@@ -100,6 +103,9 @@ pub struct FeedbackReport {
     pub outcome: &'static str,
     /// The counts after adding it.
     pub feedback: FeedbackCounts,
+    /// Set when the automatic compaction after the save failed; the save itself stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<String>,
 }
 
 /// Feedback counts as printed.
@@ -137,6 +143,9 @@ pub struct DeleteReport {
     pub id: String,
     /// Always true: deleting an absent id is an error.
     pub deleted: bool,
+    /// Set when the automatic compaction after the save failed; the save itself stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<String>,
 }
 
 /// What `compact` did.
@@ -165,22 +174,23 @@ pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
     let index = open_for_write(dir)?;
-    let replaced = index.find(&record.id)?.is_some();
+    let replaced = index.live_record(&record.id)?.is_some();
     let warnings = duplicate_warnings(&index, &record)?;
     let manifest = index.manifest();
-    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.log_key())?;
     let locator = format!("{}@{}", manifest.log, log.position());
     let id = record.id.clone();
     log.append(&LogEntry::Record(Box::new(StoredRecord {
         record,
         locator: locator.clone(),
     })))?;
-    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
     Ok(RecordReport {
         id,
         locator,
         replaced,
         warnings,
+        compaction,
     })
 }
 
@@ -189,22 +199,24 @@ pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport
     require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
-    let doc = index
-        .find(id)?
-        .ok_or_else(|| Error::NotFound(id.to_string()))?;
-    let mut counts = index.stored(doc)?.record.feedback;
+    let mut counts = index
+        .live_record(id)?
+        .ok_or_else(|| Error::NotFound(id.to_string()))?
+        .record
+        .feedback;
     let manifest = index.manifest();
-    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.log_key())?;
     log.append(&LogEntry::Feedback {
         id: id.to_string(),
         outcome,
     })?;
     counts.add(outcome);
-    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
     Ok(FeedbackReport {
         id: id.to_string(),
         outcome: outcome.as_str(),
         feedback: counts.into(),
+        compaction,
     })
 }
 
@@ -213,16 +225,17 @@ pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
     require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
-    if index.find(id)?.is_none() {
+    if index.live_record(id)?.is_none() {
         return Err(Error::NotFound(id.to_string()));
     }
     let manifest = index.manifest();
-    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.generation)?;
+    let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.log_key())?;
     log.append(&LogEntry::Delete { id: id.to_string() })?;
-    compact_if_due(dir, log.position(), index.overlay.entries + 1)?;
+    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
     Ok(DeleteReport {
         id: id.to_string(),
         deleted: true,
+        compaction,
     })
 }
 
@@ -245,11 +258,20 @@ pub fn compact(dir: &Path) -> Result<CompactReport> {
     compact_locked(dir)
 }
 
-fn compact_if_due(dir: &Path, log_bytes: u64, log_entries: usize) -> Result<()> {
+/// Compacts when the log has grown past its thresholds. The change that was just appended is
+/// already durable, so a failed compaction (a full disk, say) must not fail the command that
+/// made it — retrying that command would apply the change twice. The generation stays as it
+/// was, the next write tries again, and the failure is returned for the report.
+fn compact_if_due(dir: &Path, log_bytes: u64, log_entries: usize) -> Option<String> {
     if log_entries >= COMPACT_AFTER_ENTRIES || log_bytes >= COMPACT_AFTER_BYTES {
-        compact_locked(dir)?;
+        if let Err(error) = compact_locked(dir) {
+            return Some(format!(
+                "the change is saved, but the automatic compaction failed (the next write \
+                 retries it): {error}"
+            ));
+        }
     }
-    Ok(())
+    None
 }
 
 fn compact_locked(dir: &Path) -> Result<CompactReport> {
@@ -275,6 +297,10 @@ fn compact_locked(dir: &Path) -> Result<CompactReport> {
 
 /// Writes a new generation holding `records` (one segment, an empty log), makes it current and
 /// deletes the files of older generations. The caller holds the writer lock.
+///
+/// Until the manifest is swapped nothing a reader uses changes: when writing fails (a full disk,
+/// a failed fsync), the new generation's files are removed and the previous generation is
+/// left exactly as it was.
 pub(crate) fn write_generation(
     dir: &Path,
     records: &[SourcedRecord],
@@ -283,6 +309,29 @@ pub(crate) fn write_generation(
 ) -> Result<(Manifest, usize)> {
     let previous = Manifest::load(dir).ok();
     let generation = next_generation(dir, previous.as_ref())?;
+    let written = write_generation_files(dir, generation, records, stem, progress)
+        .and_then(|(manifest, terms)| manifest.store(dir).map(|()| (manifest, terms)));
+    match written {
+        Ok((manifest, terms)) => {
+            remove_unnamed(dir, &manifest);
+            Ok((manifest, terms))
+        }
+        Err(error) => {
+            if !Manifest::load(dir).is_ok_and(|m| m.generation == generation) {
+                remove_generation(dir, generation);
+            }
+            Err(error)
+        }
+    }
+}
+
+fn write_generation_files(
+    dir: &Path,
+    generation: u64,
+    records: &[SourcedRecord],
+    stem: bool,
+    progress: Option<&ProgressBar>,
+) -> Result<(Manifest, usize)> {
     let name = format!("g{generation:06}-s0000");
     let analyzer = TextAnalyzer::new(stem);
     let written = write_segment(dir, &name, records, &analyzer, progress)?;
@@ -292,10 +341,35 @@ pub(crate) fn write_generation(
         stem,
         segments: vec![written.entry],
         log: format!("g{generation:06}.log"),
+        log_id: random_log_id(),
     };
-    manifest.store(dir)?;
-    remove_unnamed(dir, &manifest);
+    create_log(&dir.join(&manifest.log), manifest.log_id)?;
     Ok((manifest, written.terms))
+}
+
+/// A random, non-zero log id (std's per-process random hash keys, mixed with the clock).
+fn random_log_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.write_u32(std::process::id());
+    hasher.finish().max(1)
+}
+
+/// Deletes every file of `generation` (a generation whose writing failed).
+fn remove_generation(dir: &Path, generation: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if generation_of(&entry.file_name().to_string_lossy()) == Some(generation) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let _ = sync_dir(dir);
 }
 
 /// One more than the highest generation named by the manifest or by any file in `dir` (files
@@ -308,7 +382,12 @@ fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
             highest = highest.max(g);
         }
     }
-    Ok(highest + 1)
+    highest.checked_add(1).ok_or_else(|| {
+        Error::corrupt(
+            dir.join(MANIFEST_NAME),
+            "the generation number cannot grow any further",
+        )
+    })
 }
 
 fn generation_of(file_name: &str) -> Option<u64> {

@@ -261,7 +261,9 @@ fn token_records(
         let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
         for g in FieldGroup::ALL {
             if postings.group_mask() & groups_mask & g.bit() != 0 {
-                groups[g as usize] |= postings.records(g, file)?;
+                let records = postings.records(g, file)?;
+                segment.check_records(&records, file)?;
+                groups[g as usize] |= records;
             }
         }
     }

@@ -193,6 +193,7 @@ pub(crate) fn execute(
         .iter()
         .chain(&request.notices)
         .cloned()
+        .chain(query.truncation_notice())
         .collect();
     if let Some((settings, origin)) = &request.settings {
         let changed = settings.changed_keys();

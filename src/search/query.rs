@@ -6,6 +6,12 @@ use crate::text::{self, Analyzer, IndexToken, TextAnalyzer, Token};
 /// Only the first this-many query tokens are used (SPEC §3).
 pub const MAX_QUERY_TOKENS: usize = 32;
 
+/// Only the first this-many characters of a query are analyzed: a resource cap (SPEC is silent)
+/// so that a hostile query cannot make analysis, phrase matching or entity lookup cost memory
+/// and time in proportion to its size. 8192 characters hold far more than the 32 tokens used;
+/// a longer query is cut at a character boundary and the response says so in a notice.
+pub const MAX_QUERY_CHARS: usize = 8192;
+
 /// Characters the shorter token needs for a prefix match (SPEC §3).
 pub const MIN_PREFIX_CHARS: usize = 5;
 
@@ -22,11 +28,17 @@ pub struct PreparedQuery {
     pub dropped: Vec<String>,
     /// `phrase(query)` when `words(query)` has at least two words.
     pub phrase: Option<String>,
+    /// The query's length in characters when it was longer than [`MAX_QUERY_CHARS`] and cut.
+    pub truncated_from: Option<usize>,
 }
 
 impl PreparedQuery {
     /// Analyzes `text`.
     pub fn new(text: &str, analyzer: &TextAnalyzer) -> PreparedQuery {
+        let (text, truncated_from) = match text.char_indices().nth(MAX_QUERY_CHARS) {
+            Some((cut, _)) => (&text[..cut], Some(text.chars().count())),
+            None => (text, None),
+        };
         let routed = text::route(text);
         let mut tokens = analyzer.tokens(text, routed);
         let dropped = if tokens.len() > MAX_QUERY_TOKENS {
@@ -46,7 +58,15 @@ impl PreparedQuery {
             tokens,
             dropped,
             phrase,
+            truncated_from,
         }
+    }
+
+    /// The notice a response carries when the query was cut to [`MAX_QUERY_CHARS`].
+    pub fn truncation_notice(&self) -> Option<String> {
+        self.truncated_from.map(|chars| {
+            format!("the query has {chars} characters; only its first {MAX_QUERY_CHARS} were used")
+        })
     }
 
     /// Whether the query has no tokens.
@@ -119,6 +139,20 @@ mod tests {
             cjk: text.chars().any(text::is_cjk_char),
             stop,
         }
+    }
+
+    #[test]
+    fn a_long_query_is_cut_at_a_character_boundary_with_a_notice() {
+        let analyzer = TextAnalyzer::new(false);
+        let short = PreparedQuery::new(&"é".repeat(MAX_QUERY_CHARS), &analyzer);
+        assert_eq!(short.truncated_from, None);
+        assert_eq!(short.truncation_notice(), None);
+        let text = format!("{} tail", "é ".repeat(MAX_QUERY_CHARS));
+        let long = PreparedQuery::new(&text, &analyzer);
+        assert_eq!(long.text.chars().count(), MAX_QUERY_CHARS);
+        assert_eq!(long.truncated_from, Some(text.chars().count()));
+        assert!(long.truncation_notice().unwrap().contains("8192"));
+        assert!(!long.text.contains("tail"));
     }
 
     #[test]

@@ -17,6 +17,12 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 200;
 /// Largest `--candidates`; larger values are clamped with a notice.
 pub const MAX_CANDIDATES: usize = 500;
+/// Longest option value, in characters (a resource cap; SPEC is silent). A longer value is an
+/// error with the option's code: unlike the query, a filter cut short would silently change
+/// what it selects.
+pub const MAX_OPTION_CHARS: usize = 8192;
+/// Most `--tag` options in one request: a record has at most 256 tags, so more can never match.
+pub const MAX_TAGS: usize = 256;
 
 /// A ranking profile (SPEC §4–5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -168,19 +174,41 @@ impl SearchRequest {
                 Error::query(ErrorCode::InvalidOption, format!("{flag} needs a value"))
             })
         };
+        if let Some(v) = value {
+            let chars = v.chars().count();
+            if chars > MAX_OPTION_CHARS {
+                let code = match name {
+                    "project-context" | "projectContext" => ErrorCode::InvalidProjectContext,
+                    "tag" => ErrorCode::InvalidTag,
+                    _ => ErrorCode::InvalidOption,
+                };
+                return Err(Error::query(
+                    code,
+                    format!("{flag}: a value of {chars} characters is longer than the {MAX_OPTION_CHARS} allowed"),
+                ));
+            }
+        }
         match name {
             "limit" => {
                 let v = need(value)?;
-                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                let t = v.trim();
+                let all_digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+                let n: i64 = match t.parse() {
+                    Ok(n) => n,
+                    // Integers beyond i64 are out of range like any other: clamped or refused.
+                    Err(_) if all_digits(t.strip_prefix('+').unwrap_or(t)) => i64::MAX,
+                    Err(_) if t.strip_prefix('-').is_some_and(all_digits) => i64::MIN,
+                    Err(_) => return Err(unparsable(&flag, &v)),
+                };
                 if n < 1 {
                     return Err(Error::query(
                         ErrorCode::InvalidLimit,
-                        format!("{flag} {n}: must be at least 1"),
+                        format!("{flag} {t}: must be at least 1"),
                     ));
                 }
                 self.limit = if n as u64 > MAX_LIMIT as u64 {
                     self.notices
-                        .push(format!("{flag} {n} clamped to {MAX_LIMIT}"));
+                        .push(format!("{flag} {} clamped to {MAX_LIMIT}", v.trim()));
                     MAX_LIMIT
                 } else {
                     n as usize
@@ -217,6 +245,12 @@ impl SearchRequest {
                     return Err(Error::query(
                         ErrorCode::InvalidTag,
                         format!("--tag {v:?} has no words"),
+                    ));
+                }
+                if self.tags.len() == MAX_TAGS {
+                    return Err(Error::query(
+                        ErrorCode::InvalidTag,
+                        format!("--tag {v:?}: at most {MAX_TAGS} --tag options are allowed"),
                     ));
                 }
                 self.tags.push(v);
@@ -379,6 +413,22 @@ mod tests {
             ("limit", "abc", Some(InvalidOption)),
             ("limit", "1", None),
             ("limit", "500", None),
+            ("limit", "99999999999999999999999", None),
+            ("limit", "-99999999999999999999999", Some(InvalidLimit)),
+            ("limit", "1e3", Some(InvalidOption)),
+            ("min-score", "1e400", Some(InvalidMinScore)),
+            (
+                "project-context",
+                &"x".repeat(MAX_OPTION_CHARS + 1),
+                Some(InvalidProjectContext),
+            ),
+            ("project-context", &"x ".repeat(MAX_OPTION_CHARS / 2), None),
+            ("tag", &"x".repeat(MAX_OPTION_CHARS + 1), Some(InvalidTag)),
+            (
+                "explain",
+                &"x".repeat(MAX_OPTION_CHARS + 1),
+                Some(InvalidOption),
+            ),
             ("min-score", "150", Some(InvalidMinScore)),
             ("min-score", "-0.1", Some(InvalidMinScore)),
             ("min-score", "NaN", Some(InvalidMinScore)),
@@ -463,6 +513,26 @@ mod tests {
             request.set_option("mmr", Some("false")).unwrap();
             assert!(!request.mmr_enabled());
         }
+    }
+
+    #[test]
+    fn at_most_256_tags() {
+        let mut request = SearchRequest::new("q");
+        for i in 0..MAX_TAGS {
+            request.set_option("tag", Some(&format!("t{i}"))).unwrap();
+        }
+        let error = request.set_option("tag", Some("one-more")).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InvalidTag);
+    }
+
+    #[test]
+    fn an_integer_limit_beyond_i64_is_clamped_too() {
+        let mut request = SearchRequest::new("q");
+        request
+            .set_option("limit", Some("123456789012345678901234567890"))
+            .unwrap();
+        assert_eq!(request.limit, MAX_LIMIT);
+        assert!(request.notices[0].contains("123456789012345678901234567890"));
     }
 
     #[test]

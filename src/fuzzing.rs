@@ -1,0 +1,109 @@
+//! Entry points for fuzzing (the `fuzz/` targets) and the robustness property tests: each takes
+//! arbitrary bytes and drives one untrusted-input path of Reliora. None may panic, whatever the
+//! bytes; errors are the expected outcome. Not part of the stable API.
+
+use std::path::Path;
+
+use crate::format::footer::{write_file, FileKind};
+use crate::format::manifest::Manifest;
+use crate::index::check::check;
+use crate::record::{parse_record_text, FieldMap};
+use crate::{Index, SearchRequest};
+
+/// Parses `bytes` as the text of one record (`reliora record`) and, when that succeeds, checks
+/// that the record survives the store codec and the JSON export unchanged.
+pub fn record_text(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    if let Ok(record) = parse_record_text(&text, "fuzz", &FieldMap::new()) {
+        let encoded = crate::format::codec::encode(&record, "fuzz:1");
+        let decoded = crate::format::codec::decode(&encoded).expect("what was encoded decodes");
+        assert_eq!(decoded.record, record, "the store codec changed the record");
+        assert_eq!(
+            crate::Record::from_json(&record.to_json()).as_ref(),
+            Ok(&record),
+            "export then import changed the record"
+        );
+    }
+    let _ = crate::format::codec::decode(bytes);
+    let _ = crate::format::codec::decode_log_entry(bytes);
+    let _ = crate::format::postings::decode_bitmap(bytes);
+}
+
+/// Replaces file number `which` (in name order, the writer lock left out) of the index in `dir`
+/// with `bytes` and uses the index: open, searches, `show`, `stats`, `export` and `check`.
+///
+/// With `fix_checksums`, `bytes` become the *body* of the file: its footer is written for them
+/// and the manifest updated to match, so the bytes get past every checksum and reach the
+/// parsers behind them (blob directories, columns, postings, bitmaps, records, the FST).
+pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "LOCK")
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    if names.is_empty() {
+        return;
+    }
+    let name = &names[which % names.len()];
+    let path = dir.join(name);
+    let kind = kind_of(name);
+    match (fix_checksums, kind, Manifest::load(dir)) {
+        (true, Some(kind), Ok(mut manifest)) => {
+            let Ok(footer) = write_file(&path, kind, bytes) else {
+                return;
+            };
+            if kind == FileKind::Manifest {
+                // A manifest body is JSON: nothing else to update.
+            } else if let Some((segment, suffix)) = name.split_once('.') {
+                for entry in manifest.segments.iter_mut().filter(|s| s.name == segment) {
+                    entry.files.insert(suffix.to_string(), footer.into());
+                }
+                if manifest.store(dir).is_err() {
+                    return;
+                }
+            }
+        }
+        _ => {
+            if std::fs::write(&path, bytes).is_err() {
+                return;
+            }
+        }
+    }
+    if let Ok(index) = Index::open(dir) {
+        for (query, option) in [
+            ("tokio runtime panic", None),
+            ("connection pool", Some(("tag", "postgres"))),
+            ("", Some(("type", "semantic"))),
+            ("数据库 连接 docker", Some(("explain", "r-03"))),
+            ("configuration", Some(("project-context", "payments"))),
+        ] {
+            let mut request = SearchRequest::new(query);
+            if let Some((name, value)) = option {
+                let _ = request.set_option(name, Some(value));
+            }
+            let _ = index.search(&request);
+        }
+        let _ = index.get("r-05");
+        let _ = index.stats();
+        let _ = index.export(&mut std::io::sink(), Path::new("-"));
+    }
+    let _ = check(dir);
+}
+
+/// The footer kind of an index file, by name; `None` for the record log (no footer).
+fn kind_of(name: &str) -> Option<FileKind> {
+    let suffix = name.split_once('.').map_or(name, |(_, s)| s);
+    Some(match suffix {
+        "MANIFEST" => FileKind::Manifest,
+        "terms.fst" | "facets.fst" | "ids.fst" => FileKind::Fst,
+        "terms.post" | "facets.post" => FileKind::Postings,
+        "store" => FileKind::Store,
+        "columns" => FileKind::Columns,
+        _ => return None,
+    })
+}
