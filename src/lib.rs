@@ -47,15 +47,22 @@
 pub mod error;
 pub mod format;
 pub mod index;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod record;
 pub mod schema;
 pub mod search;
 pub mod text;
 
 pub use error::{Error, ErrorCode, Result};
+pub use index::searcher::Searcher;
+pub use index::writer::{
+    CompactReport, DeleteReport, DuplicateWarning, FeedbackReport, RecordReport, Writer,
+};
 pub use index::{BuildOptions, BuildReport, Index, Stats};
-pub use record::{Feedback, Record, Timestamp};
+pub use record::{Feedback, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
+pub use search::builder::QueryBuilder;
 pub use search::request::{Backend, Profile, SearchRequest};
 pub use search::response::{Counts, Explain, SearchResponse, SearchResult};
 pub use search::standard::MatchLevel;

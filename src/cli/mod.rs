@@ -29,6 +29,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e, &argv),
     };
+    // The MCP server owns stdout for the protocol: its errors go to stderr.
+    #[cfg(feature = "mcp")]
+    if let Command::Mcp = cli.command {
+        return reliora::mcp::serve_stdio(cli.index).map_or_else(
+            |error| {
+                eprintln!("error [{}]: {error}", error.code());
+                error.exit_status()
+            },
+            |()| 0,
+        );
+    }
     let printer = Printer::new(cli.format);
     let outcome = match &cli.command {
         Command::Build(build) => run_build(&cli.index, build, &printer),
@@ -88,6 +99,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             printer.json_or_text(&report, |out| output::write_check(out, &report));
             Ok(if report.sound { 0 } else { 3 })
         }
+        #[cfg(feature = "mcp")]
+        Command::Mcp => unreachable!("served above"),
     };
     match outcome {
         Ok(status) => status,

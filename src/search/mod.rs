@@ -4,6 +4,7 @@
 //! Both sources hand the same plain values to the same pure scoring code, so the index and the
 //! degraded scan answer identically (a property the tests check).
 
+pub mod builder;
 pub mod filters;
 pub(crate) mod index_source;
 pub mod query;
