@@ -125,7 +125,7 @@ impl QueryBuilder {
     }
 
     /// Validates the options in the order they were given and returns the request, or the
-    /// first invalid option's error (an [`Error::InvalidQuery`] with its SPEC code).
+    /// first invalid option's error (an [`Error::InvalidQuery`](crate::Error::InvalidQuery) with its SPEC code).
     pub fn build(self) -> Result<SearchRequest> {
         let mut request = SearchRequest::new(self.query);
         for (name, value) in &self.options {
