@@ -17,9 +17,9 @@
 //! call. Protocol errors (JSON-RPC) are left for what is not a tool call at all: an unknown
 //! tool, a malformed request.
 //!
-//! Every call works on the index directory afresh: searches go through a [`Searcher`](crate::Searcher), which
-//! reopens the index whenever another process changed it, and writes through a [`Writer`](crate::Writer),
-//! durable when the call returns. The library calls run on Tokio's blocking pool, so a write
+//! Every call works on the index directory afresh: searches go through a
+//! [`Searcher`](crate::Searcher), which reopens the index whenever another process changed it,
+//! and writes through a [`Writer`], durable when the call returns. The library calls run on Tokio's blocking pool, so a write
 //! waiting for another process's writer lock never stalls the protocol. The server writes
 //! nothing but protocol messages to stdout; its few log lines go to stderr.
 //!
