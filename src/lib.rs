@@ -30,6 +30,9 @@
 //! - `mcp` (feature `mcp`, on by default): the MCP server `reliora mcp` runs, built on the
 //!   official Rust SDK; without the feature the library needs no async runtime.
 //!
+//! Response and report types are `#[non_exhaustive]`: later versions may add fields (as the
+//! JSON they serialize to may gain keys) without breaking code that reads them.
+//!
 //! ```
 //! use reliora::{BuildOptions, Index, SearchRequest};
 //!

@@ -59,6 +59,7 @@ impl Drop for WriterLock {
 }
 
 /// A similar live record found when recording (SPEC §8).
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DuplicateWarning {
@@ -77,6 +78,7 @@ pub struct DuplicateWarning {
 }
 
 /// What `record` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordReport {
@@ -91,6 +93,7 @@ pub struct RecordReport {
 }
 
 /// What `feedback` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackReport {
@@ -103,6 +106,7 @@ pub struct FeedbackReport {
 }
 
 /// Feedback counts as printed.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackCounts {
@@ -131,6 +135,7 @@ impl From<Feedback> for FeedbackCounts {
 }
 
 /// What `delete` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeleteReport {
     /// The id removed.
@@ -140,6 +145,7 @@ pub struct DeleteReport {
 }
 
 /// What `compact` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactReport {
