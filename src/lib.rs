@@ -21,6 +21,21 @@
 //! - [`Record`]: one experience record, validated.
 //! - [`Error`]: one error type; [`Error::code`] gives the SPEC error code.
 //!
+//! For an agent that keeps its memory open while it works (an embedded library, a server):
+//!
+//! - [`Searcher`]: searches an index directory again and again, reopening it whenever a writer
+//!   — in this process or another — changed it, so every acknowledged change is seen.
+//! - [`Writer`]: `record`, `feedback`, `delete` and `compact` on a directory (SPEC §8), each
+//!   durable when it returns; it answers with [`RecordReport`], [`FeedbackReport`],
+//!   [`DeleteReport`] and [`CompactReport`].
+//! - [`QueryBuilder`] ([`SearchRequest::builder`]): a search request written method by method,
+//!   validated like the command line's flags, with the same SPEC error codes.
+//! - `mcp` (feature `mcp`, on by default): the MCP server `reliora mcp` runs, built on the
+//!   official Rust SDK; without the feature the library needs no async runtime.
+//!
+//! Response and report types are `#[non_exhaustive]`: later versions may add fields (as the
+//! JSON they serialize to may gain keys) without breaking code that reads them.
+//!
 //! ```
 //! use reliora::{BuildOptions, Index, SearchRequest};
 //!
@@ -50,6 +65,52 @@
 //! assert!(response.results[0].score_breakdown.contains_key("bm25f"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! An agent's loop — build, open, search, record what it learned, report how advice worked:
+//!
+//! ```
+//! use reliora::record::Outcome;
+//! use reliora::{BuildOptions, ErrorCode, Index, SearchRequest, Searcher, Writer};
+//! use serde_json::json;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let input = dir.path().join("experiences.jsonl");
+//! std::fs::write(&input, concat!(
+//!     r#"{"id": "ci-1", "title": "Flaky test: port already in use on CI", "#,
+//!     r#""solution": "Bind to port 0 and read the port back.", "tags": ["ci", "testing"]}"#, "\n",
+//! ))?;
+//! let memory = dir.path().join("memory");
+//! Index::build(&memory, &BuildOptions { inputs: vec![input], ..BuildOptions::default() })?;
+//!
+//! // Open once; each search sees the latest writes.
+//! let searcher = Searcher::open(&memory)?;
+//! let writer = Writer::new(&memory);
+//!
+//! // Search before starting, or when an error appears. Options validate like the CLI's flags.
+//! let request = SearchRequest::builder("address already in use").tag("ci").limit(5).build()?;
+//! let response = searcher.search(&request)?;
+//! assert_eq!(response.results[0].id, "ci-1");
+//! let bad = SearchRequest::builder("address already in use").limit(0).build();
+//! assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidLimit);
+//!
+//! // The advice worked: report it.
+//! let feedback = writer.feedback("ci-1", Outcome::Success)?;
+//! assert_eq!(feedback.feedback.success, 1);
+//!
+//! // A fix verified for a new problem: record it. Similar records come back as warnings.
+//! let report = writer.record_json(&json!({
+//!     "title": "Docker build on CI: no space left on device",
+//!     "problems": ["write /var/lib/docker/tmp: no space left on device"],
+//!     "solution": "docker builder prune --all --force before the build step",
+//!     "tags": ["ci", "docker"],
+//! }))?;
+//! assert!(!report.replaced);
+//!
+//! let response = searcher.search(&SearchRequest::new("no space left on device"))?;
+//! assert_eq!(response.results[0].id, report.id);
+//! assert_eq!(searcher.get("ci-1")?.record.feedback.success, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 
@@ -59,15 +120,22 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod index;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod record;
 pub mod schema;
 pub mod search;
 pub mod text;
 
 pub use error::{Error, ErrorCode, Result};
+pub use index::searcher::Searcher;
+pub use index::writer::{
+    CompactReport, DeleteReport, DuplicateWarning, FeedbackReport, RecordReport, Writer,
+};
 pub use index::{BuildOptions, BuildReport, Index, Stats};
-pub use record::{Feedback, Record, Timestamp};
+pub use record::{Feedback, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
+pub use search::builder::QueryBuilder;
 pub use search::federated::search_federated;
 pub use search::request::{Backend, Profile, SearchRequest};
 pub use search::response::{Counts, Explain, SearchResponse, SearchResult};

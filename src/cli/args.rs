@@ -78,6 +78,10 @@ pub enum Command {
     Stats,
     /// Verify every file; exit 0 when sound, 3 when damaged.
     Check,
+    /// Serve the index to AI agents: an MCP server on stdio (tools search, record, feedback,
+    /// show). Logs go to stderr.
+    #[cfg(feature = "mcp")]
+    Mcp,
     /// Relevance metrics on a BEIR-format folder (built into a temporary index).
     Eval(EvalArgs),
 }

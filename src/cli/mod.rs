@@ -44,6 +44,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             ))
         }
     };
+    // The MCP server owns stdout for the protocol: its errors go to stderr.
+    #[cfg(feature = "mcp")]
+    if let Command::Mcp = cli.command {
+        return reliora::mcp::serve_stdio(index_dir.to_path_buf()).map_or_else(
+            |error| {
+                eprintln!("error [{}]: {error}", error.code());
+                error.exit_status()
+            },
+            |()| 0,
+        );
+    }
     let outcome = match &cli.command {
         Command::Build(build) => run_build(index_dir, build, &printer),
         Command::Search(search) => {
@@ -103,6 +114,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             printer.json_or_text(&report, |out| output::write_check(out, &report));
             Ok(if report.sound { 0 } else { 3 })
         }
+        #[cfg(feature = "mcp")]
+        Command::Mcp => unreachable!("served above"),
     };
     match outcome {
         Ok(status) => status,

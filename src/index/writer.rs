@@ -8,7 +8,7 @@
 //! deletion re-reads the manifest (see [`Index::open`]).
 
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -59,6 +59,7 @@ impl Drop for WriterLock {
 }
 
 /// A similar live record found when recording (SPEC §8).
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DuplicateWarning {
@@ -77,6 +78,7 @@ pub struct DuplicateWarning {
 }
 
 /// What `record` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordReport {
@@ -94,6 +96,7 @@ pub struct RecordReport {
 }
 
 /// What `feedback` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackReport {
@@ -109,6 +112,7 @@ pub struct FeedbackReport {
 }
 
 /// Feedback counts as printed.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackCounts {
@@ -137,6 +141,7 @@ impl From<Feedback> for FeedbackCounts {
 }
 
 /// What `delete` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeleteReport {
     /// The id removed.
@@ -149,6 +154,7 @@ pub struct DeleteReport {
 }
 
 /// What `compact` did.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactReport {
@@ -237,6 +243,23 @@ pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
         deleted: true,
         compaction,
     })
+}
+
+/// Creates an empty index in `dir` (and `dir` itself) unless it holds one already; returns
+/// whether it did. `record` does the same on its first write; a long-lived reader such as the
+/// MCP server calls this up front so that searching a new, empty memory finds nothing rather
+/// than failing.
+pub fn create_if_missing(dir: &Path) -> Result<bool> {
+    if dir.join(MANIFEST_NAME).exists() {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let _lock = WriterLock::acquire(dir)?;
+    if dir.join(MANIFEST_NAME).exists() {
+        return Ok(false);
+    }
+    write_generation(dir, &[], false, None)?;
+    Ok(true)
 }
 
 /// A directory without an index holds no record `id`.
@@ -501,4 +524,94 @@ pub(crate) fn duplicate_level(
         }
     }
     level
+}
+
+/// The write side of an index directory: `record`, `feedback`, `delete` and `compact` (SPEC §8)
+/// as methods.
+///
+/// A writer holds no lock and no open file: each call takes the directory's writer lock, appends
+/// and syncs, and returns once the change is durable and visible to every later search, from
+/// any process. Any number of writers, in any number of processes, may share a directory.
+///
+/// # Example
+///
+/// ```
+/// use reliora::record::Outcome;
+/// use reliora::{Searcher, SearchRequest, Writer};
+/// use serde_json::json;
+///
+/// let dir = tempfile::tempdir()?;
+/// let writer = Writer::new(dir.path());
+/// let report = writer.record_json(&json!({
+///     "id": "ci-1",
+///     "title": "Docker layer cache misses on every CI run",
+///     "solution": "Copy the lockfile and fetch dependencies before copying the sources.",
+///     "tags": ["docker", "ci"],
+/// }))?;
+/// assert_eq!((report.id.as_str(), report.replaced), ("ci-1", false));
+///
+/// let feedback = writer.feedback("ci-1", Outcome::Success)?;
+/// assert_eq!(feedback.feedback.success, 1);
+///
+/// let searcher = Searcher::new(dir.path());
+/// let response = searcher.search(&SearchRequest::new("docker cache"))?;
+/// assert_eq!(response.results[0].id, "ci-1");
+///
+/// writer.delete("ci-1")?;
+/// assert!(searcher.search(&SearchRequest::new("docker cache"))?.results.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Writer {
+    dir: PathBuf,
+}
+
+impl Writer {
+    /// A writer for the index in `dir`. Nothing is read or created until a write: `record`
+    /// into a directory without an index creates one.
+    pub fn new(dir: impl Into<PathBuf>) -> Writer {
+        Writer { dir: dir.into() }
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Adds or replaces (same id) one validated record; reports up to three similar records
+    /// as warnings, which never block the save.
+    pub fn record(&self, record: Record) -> Result<RecordReport> {
+        self::record(&self.dir, record)
+    }
+
+    /// Validates a record given as a JSON object (SPEC §1) and records it. An invalid one is
+    /// [`Error::InvalidRecord`] (code `invalid_record`) located at `record`.
+    pub fn record_json(&self, value: &serde_json::Value) -> Result<RecordReport> {
+        let record = Record::from_json(value).map_err(|source| Error::InvalidRecord {
+            locator: "record".to_string(),
+            source,
+        })?;
+        self.record(record)
+    }
+
+    /// Adds one outcome to a live record's feedback; `not_found` when there is no such record.
+    pub fn feedback(&self, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
+        self::feedback(&self.dir, id, outcome)
+    }
+
+    /// Removes a live record from every later search and export; `not_found` when there is no
+    /// such record.
+    pub fn delete(&self, id: &str) -> Result<DeleteReport> {
+        self::delete(&self.dir, id)
+    }
+
+    /// Folds the record log into a new generation; results are unchanged.
+    pub fn compact(&self) -> Result<CompactReport> {
+        self::compact(&self.dir)
+    }
+
+    /// Creates an empty index unless the directory holds one; returns whether it did.
+    pub fn create_if_missing(&self) -> Result<bool> {
+        self::create_if_missing(&self.dir)
+    }
 }

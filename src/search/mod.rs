@@ -5,6 +5,7 @@
 //! degraded scan answer identically (a property the tests check).
 
 pub mod budget;
+pub mod builder;
 pub mod entities;
 pub mod federated;
 pub mod filters;

@@ -6,6 +6,7 @@ use crate::search::standard::MatchLevel;
 use crate::text::Analyzer;
 
 /// How many candidates there were, by level, and how many records the filters removed.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Records with relevance > 0 (or, for an empty query with filters, those passing them).
@@ -21,6 +22,7 @@ pub struct Counts {
 }
 
 /// One result.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResult {
@@ -53,6 +55,7 @@ pub struct SearchResult {
 }
 
 /// Why a record is or is not among the results (`--explain ID`).
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Explain {
@@ -82,6 +85,7 @@ pub struct Explain {
 }
 
 /// The whole answer to one query.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
