@@ -53,8 +53,32 @@ pub fn search_input() -> Arc<JsonObject> {
                 "description": "Keep records of this memoryType (e.g. episodic, semantic)."
             },
             "profile": {
+                "type": "string", "enum": ["standard", "decay", "recency", "bm25f"],
+                "description": "Ranking profile: standard (default; fixed field weights), decay (salience and age), recency (recent and pinned first), bm25f (term statistics)."
+            },
+            "includeSuperseded": {
+                "type": "boolean",
+                "description": "decay: keep records that a newer record supersedes."
+            },
+            "candidates": {
+                "type": "integer", "minimum": 1,
+                "description": "Keep the top N candidates before the post-steps (decay: default 200; above 500 clamped)."
+            },
+            "mmr": {
+                "type": "boolean",
+                "description": "Demote near-duplicates (default on only in decay)."
+            },
+            "tokenBudget": {
+                "type": "integer", "minimum": 1,
+                "description": "Keep results while their JSON fits in about this many tokens (4 characters each; above 16000 clamped)."
+            },
+            "entities": {
+                "type": "array", "items": {"type": "string"},
+                "description": "The query's entities (libraries, services), instead of detecting them."
+            },
+            "rerank": {
                 "type": "string",
-                "description": "Ranking profile (default standard)."
+                "description": "Replace the score by a weighted mix of features: name=weight,… over relevance, salience, temporal, textMatch, vectorMatch."
             },
             "now": {
                 "type": "string", "format": "date-time",
@@ -305,6 +329,12 @@ mod tests {
                 "tags",
                 "type",
                 "profile",
+                "includeSuperseded",
+                "candidates",
+                "mmr",
+                "tokenBudget",
+                "entities",
+                "rerank",
                 "now",
                 "explain",
                 "full",
@@ -321,6 +351,7 @@ mod tests {
                 _ if name == "now" => json!("2026-01-01T00:00:00Z"),
                 _ if name == "backend" => json!("auto"),
                 _ if name == "profile" => json!("standard"),
+                _ if name == "rerank" => json!("relevance=1,temporal=0.5"),
                 _ => json!("payments"),
             };
             let options = json!({ name: value });

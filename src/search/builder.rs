@@ -171,6 +171,7 @@ impl SearchRequest {
             }
             let name = match key.as_str() {
                 "tags" => "tag",
+                "entities" => "entity",
                 other => other,
             };
             let values: Vec<&Value> = match value {
