@@ -240,6 +240,32 @@ proptest! {
         }
     }
 
+    /// The standard profile sorts only the top of the list (and checks phrases lazily): a short
+    /// page must be exactly the head of a long one, and the same as when `--explain` forces
+    /// the full ranking.
+    #[test]
+    fn a_short_page_is_the_head_of_the_full_ranking(
+        records in records(),
+        query in text(6),
+        limit in 1usize..4,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records);
+        let full = request(&query, &[]);
+        let Ok(all) = index.search(&full) else { return Ok(()); };
+        let limit_text = limit.to_string();
+        let short = index.search(&request(&query, &[("limit", limit_text.as_str())])).unwrap();
+        let explained = index
+            .search(&request(&query, &[("limit", limit_text.as_str()), ("explain", "r00")]))
+            .unwrap();
+        let head: Vec<_> = answer(&all)["results"].as_array().unwrap().iter().take(limit).cloned().collect();
+        let head = serde_json::Value::Array(head);
+        let (short, explained, all) = (answer(&short), answer(&explained), answer(&all));
+        prop_assert_eq!(&short["results"], &head);
+        prop_assert_eq!(&explained["results"], &head);
+        prop_assert_eq!(&short["counts"], &all["counts"]);
+    }
+
     #[test]
     fn breakdown_sums_to_score_and_order_is_by_score_then_id(
         records in records(),

@@ -150,12 +150,6 @@ pub(crate) struct Context<'a> {
 /// The settings used when a request names none: the SPEC numbers.
 static DEFAULT_SETTINGS: LazyLock<Settings> = LazyLock::new(Settings::default);
 
-fn by_score_then_id(a: &Ranked<'_>, b: &Ranked<'_>) -> Ordering {
-    b.score
-        .total_cmp(&a.score)
-        .then_with(|| a.hit.id.as_bytes().cmp(b.hit.id.as_bytes()))
-}
-
 fn by_created_desc_then_id(a: &Ranked<'_>, b: &Ranked<'_>) -> Ordering {
     match (a.hit.created_at, b.hit.created_at) {
         (Some(x), Some(y)) => y.cmp(&x),
@@ -209,17 +203,19 @@ pub(crate) fn execute(
     let matched = source.matched(&query, &filters)?;
     let token_count = query.tokens.len() as u32;
     let mut hits = matched.hits;
+    // The standard profile without ranking options: its order is score then id, so only the
+    // top of the list needs sorting and only some phrases need checking.
+    let plain_standard = request.profile == Profile::Standard
+        && request.rerank.is_none()
+        && request.candidates.is_none()
+        && !request.mmr_enabled();
+    let involved = supersession_involved(&hits);
     // Phrase checks read stored text, so they are done only where they can change what is
     // reported: a match level (counts), a supersession relation, the explained record, or a
     // place on the page. Everything else keeps its phrase-less score, a lower bound.
     if let Some(phrase) = query.phrase.as_deref().filter(|_| !empty) {
         // Bounds are only sound for the standard profile's own ranking; any other profile or
         // ranking option checks every candidate the postings allow.
-        let plain_standard = request.profile == Profile::Standard
-            && request.rerank.is_none()
-            && request.candidates.is_none()
-            && !request.mmr_enabled();
-        let involved = supersession_involved(&hits);
         let must_verify = |i: usize, hit: &Hit<'_>| {
             !plain_standard
                 || request.explain.is_some()
@@ -231,44 +227,64 @@ pub(crate) fn execute(
             .filter(|&i| hits[i].phrase.is_none() && must_verify(i, &hits[i]))
             .collect();
         verify_phrases(source, &mut hits, &first, phrase)?;
-        let lower = rank(
-            hits.iter()
-                .map(|h| score_hit(h, h.phrase == Some(true), empty, token_count))
-                .collect(),
-        );
-        if let Some(threshold) = lower.get(request.limit.saturating_sub(1)).map(|r| r.score) {
-            let second: Vec<usize> = (0..hits.len())
-                .filter(|&i| {
-                    hits[i].phrase.is_none()
-                        && score_hit(&hits[i], true, empty, token_count).score >= threshold
-                })
-                .collect();
-            verify_phrases(source, &mut hits, &second, phrase)?;
-        } else {
-            let all: Vec<usize> = (0..hits.len())
-                .filter(|&i| hits[i].phrase.is_none())
-                .collect();
-            verify_phrases(source, &mut hits, &all, phrase)?;
-        }
+        // The limit-th best lower bound among records outside supersession relations: at least
+        // `limit` records score that much or more in the end, so a record whose phrase bonus
+        // cannot lift it to there stays off the page whatever its text says.
+        let mut lower: Vec<f64> = (0..hits.len())
+            .filter(|i| !involved.contains(i))
+            .map(|i| {
+                let hit = &hits[i];
+                score_hit(hit, hit.phrase == Some(true), empty, token_count).score
+            })
+            .collect();
+        let threshold = match request.limit.checked_sub(1) {
+            Some(k) if k < lower.len() => {
+                let (_, kth, _) = lower.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+                Some(*kth)
+            }
+            _ => None,
+        };
+        let second: Vec<usize> = (0..hits.len())
+            .filter(|&i| {
+                hits[i].phrase.is_none()
+                    && threshold
+                        .is_none_or(|t| score_hit(&hits[i], true, empty, token_count).score >= t)
+            })
+            .collect();
+        verify_phrases(source, &mut hits, &second, phrase)?;
     }
 
-    let mut ranked: Vec<Ranked<'_>> = hits
-        .par_iter()
-        .map(|hit| score_hit(hit, hit.phrase == Some(true), empty, token_count))
-        .collect();
-
     let mut counts = Counts {
-        candidates: ranked.len(),
+        candidates: hits.len(),
         filtered: matched.live - matched.passing,
         ..Counts::default()
     };
-    for r in &ranked {
-        match r.level {
-            MatchLevel::Strong => counts.strong += 1,
-            MatchLevel::Moderate => counts.moderate += 1,
-            MatchLevel::Weak => counts.weak += 1,
+    // The standard profile without ranking options keeps only what can reach the page: the
+    // best `limit + |involved|` and the records in supersession relations (supersession only
+    // lowers the scores of those). Everything else is counted, never materialized.
+    let top_only = plain_standard && request.explain.is_none() && !empty;
+    let mut ranked: Vec<Ranked<'_>> = if top_only {
+        let scored: Vec<(f64, MatchLevel)> = hits
+            .par_iter()
+            .map(|hit| standard_score(hit, hit.phrase == Some(true), token_count))
+            .collect();
+        for (_, level) in &scored {
+            counts.add(*level);
         }
-    }
+        top_positions(&scored, &hits, request.limit + involved.len(), &involved)
+            .into_iter()
+            .map(|i| score_hit(&hits[i], hits[i].phrase == Some(true), empty, token_count))
+            .collect()
+    } else {
+        let ranked: Vec<Ranked<'_>> = hits
+            .par_iter()
+            .map(|hit| score_hit(hit, hit.phrase == Some(true), empty, token_count))
+            .collect();
+        for r in &ranked {
+            counts.add(r.level);
+        }
+        ranked
+    };
 
     let mut removed: HashMap<DocRef, Removal> = HashMap::new();
     if empty {
@@ -290,7 +306,8 @@ pub(crate) fn execute(
         if let Some(weights) = &request.rerank {
             step.rerank(&mut ranked, weights)?;
         }
-        ranked.par_sort_unstable_by(by_score_then_id);
+        let candidates = counts.candidates;
+        sort_by_score(&mut ranked);
         if request.profile != Profile::Decay {
             if let Some(cap) = request.candidates {
                 for (i, r) in ranked.iter().enumerate().skip(cap) {
@@ -299,11 +316,11 @@ pub(crate) fn execute(
                 ranked.truncate(cap);
             }
         }
-        apply_supersession(&mut ranked);
+        apply_supersession(&mut ranked, candidates);
         if request.mmr_enabled() {
             step.mmr(&mut ranked)?;
         }
-        apply_supersession(&mut ranked);
+        apply_supersession(&mut ranked, candidates);
     }
 
     let decay = request.profile == Profile::Decay;
@@ -416,13 +433,70 @@ fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> 
     Ranked::new(hit.clone(), relevance, feedback, level)
 }
 
-/// Orders candidates by score then id, and applies supersession: the standard profile's ranking
-/// without options (SPEC §6 steps 1 and 3; MMR, step 2, is off in it).
-fn rank(mut ranked: Vec<Ranked<'_>>) -> Vec<Ranked<'_>> {
-    ranked.par_sort_unstable_by(by_score_then_id);
-    apply_supersession(&mut ranked);
-    apply_supersession(&mut ranked);
-    ranked
+/// Orders candidates by score descending, then id ascending bytewise (SPEC §4). Candidates are
+/// large; sorting small keys and then moving each candidate once is several times faster than
+/// sorting the candidates themselves.
+pub(crate) fn sort_by_score(ranked: &mut [Ranked<'_>]) {
+    let mut keys: Vec<(f64, &str, u32)> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.score, r.hit.id, i as u32))
+        .collect();
+    keys.par_sort_unstable_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
+    });
+    // Apply the permutation in place: position i takes the candidate first at keys[i].2, which
+    // earlier swaps may have moved; follow them.
+    let order: Vec<u32> = keys.into_iter().map(|(_, _, i)| i).collect();
+    for i in 0..order.len() {
+        let mut j = order[i] as usize;
+        while j < i {
+            j = order[j] as usize;
+        }
+        ranked.swap(i, j);
+    }
+}
+
+/// The score and level of a hit in the standard profile, without building its breakdown.
+fn standard_score(hit: &Hit<'_>, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
+    let relevance = standard::relevance(
+        hit.field_sum,
+        phrase,
+        hit.coverage_mask.count_ones(),
+        token_count,
+    );
+    (
+        relevance.relevance + standard::feedback_score(&hit.feedback),
+        standard::match_level(relevance.coverage, relevance.relevance),
+    )
+}
+
+/// Positions of the `n` best hits by score then id, plus those in `also`, ascending.
+fn top_positions(
+    scored: &[(f64, MatchLevel)],
+    hits: &[Hit<'_>],
+    n: usize,
+    also: &std::collections::HashSet<usize>,
+) -> Vec<usize> {
+    let mut keys: Vec<(f64, &str, u32)> = scored
+        .iter()
+        .zip(hits)
+        .enumerate()
+        .map(|(i, ((score, _), hit))| (*score, hit.id, i as u32))
+        .collect();
+    if keys.len() > n {
+        keys.select_nth_unstable_by(n, |a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
+        });
+        keys.truncate(n);
+    }
+    let mut positions: Vec<usize> = keys.into_iter().map(|(_, _, i)| i as usize).collect();
+    positions.extend(also.iter().copied());
+    positions.sort_unstable();
+    positions.dedup();
+    positions
 }
 
 /// Positions of the hits in a supersession relation with another hit.
@@ -493,7 +567,8 @@ fn group_masks(token_groups: &[TokenGroups], doc: DocRef, tokens: usize) -> [u32
 
 /// SPEC §6.1: clamp each superseded candidate just below its candidate superseders, in passes
 /// over the list in its current order, then re-sort.
-fn apply_supersession(ranked: &mut [Ranked<'_>]) {
+/// `passes` is the number of candidates (the list may hold only the top of them).
+fn apply_supersession(ranked: &mut [Ranked<'_>], passes: usize) {
     let mut superseders: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, r) in ranked.iter().enumerate() {
         if let Some(target) = r.hit.supersedes {
@@ -515,7 +590,7 @@ fn apply_supersession(ranked: &mut [Ranked<'_>]) {
     if relations.is_empty() {
         return;
     }
-    for _pass in 0..ranked.len() {
+    for _pass in 0..passes {
         let mut changed = false;
         for (x, ys) in &relations {
             for &y in ys {
@@ -531,7 +606,7 @@ fn apply_supersession(ranked: &mut [Ranked<'_>]) {
             break;
         }
     }
-    ranked.sort_by(by_score_then_id);
+    sort_by_score(ranked);
 }
 
 /// Where the candidates stand after the post-steps, for `--explain`.

@@ -22,7 +22,7 @@ use crate::search::query::PreparedQuery;
 use crate::search::request::{Profile, SearchRequest};
 use crate::search::settings::Settings;
 use crate::search::standard::{self, MatchLevel, Relevance};
-use crate::search::{by_score_then_id, DocRef, Hit, Source};
+use crate::search::{sort_by_score, DocRef, Hit, Source};
 
 /// What the profile computed for a candidate, for its breakdown.
 #[derive(Debug, Clone)]
@@ -319,7 +319,7 @@ impl Step<'_> {
             }
         }
         if changed {
-            ranked.sort_by(by_score_then_id);
+            sort_by_score(ranked);
         }
         Ok(())
     }

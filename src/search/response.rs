@@ -21,6 +21,18 @@ pub struct Counts {
     pub filtered: usize,
 }
 
+impl Counts {
+    /// Counts one candidate of `level`.
+    pub fn add(&mut self, level: crate::search::standard::MatchLevel) {
+        use crate::search::standard::MatchLevel;
+        match level {
+            MatchLevel::Strong => self.strong += 1,
+            MatchLevel::Moderate => self.moderate += 1,
+            MatchLevel::Weak => self.weak += 1,
+        }
+    }
+}
+
 /// One result.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
