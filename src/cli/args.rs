@@ -285,49 +285,23 @@ pub fn batch_request(
         Some(serde_json::Value::Number(n)) => n.to_string(),
         _ => number.to_string(),
     };
-    let outcome = (|| {
-        let mut query = None;
-        for (key, value) in &object {
-            let name = match key.as_str() {
-                "id" => continue,
-                "query" => {
-                    query = Some(value.as_str().map(str::to_string).ok_or_else(|| {
-                        Error::query(
-                            ErrorCode::InvalidOption,
-                            format!("{locator}: \"query\" must be a string"),
-                        )
-                    })?);
-                    continue;
-                }
-                "minScore" => "min-score",
-                "projectContext" => "project-context",
-                "tags" => "tag",
-                "entities" => "entity",
-                other => other,
-            };
-            let values: Vec<&serde_json::Value> = match value {
-                serde_json::Value::Array(items) => items.iter().collect(),
-                single => vec![single],
-            };
-            for v in values {
-                let text = match v {
-                    serde_json::Value::String(s) => Some(s.clone()),
-                    serde_json::Value::Bool(true) if name == "full" => None,
-                    serde_json::Value::Null => continue,
-                    other => Some(other.to_string()),
-                };
-                request
-                    .set_option(name, text.as_deref())
-                    .map_err(|e| Error::query(e.code(), format!("{locator}: {e}")))?;
+    // Options first, in line order (SPEC §6), then the query.
+    let outcome = request
+        .apply_json_options(&object, &["id", "query"])
+        .map_err(|e| Error::query(e.code(), format!("{locator}: {e}")))
+        .and_then(|()| match object.get("query") {
+            Some(serde_json::Value::String(query)) => {
+                request.query = query.clone();
+                Ok(request)
             }
-        }
-        request.query = query.ok_or_else(|| {
-            Error::query(
+            Some(_) => Err(Error::query(
+                ErrorCode::InvalidOption,
+                format!("{locator}: \"query\" must be a string"),
+            )),
+            None => Err(Error::query(
                 ErrorCode::InvalidOption,
                 format!("{locator}: the line has no \"query\""),
-            )
-        })?;
-        Ok(request)
-    })();
+            )),
+        });
     (query_id, outcome)
 }
