@@ -200,11 +200,22 @@ const ALL_GROUPS: u16 = (1 << GROUP_COUNT) - 1;
 
 /// Whether any searchable value of `record` contains `phrase` (SPEC §4).
 pub(crate) fn record_has_phrase(record: &crate::record::Record, phrase: &str) -> bool {
+    // For ASCII text, phrase(value) is a lowercased subsequence of the value's words, so every
+    // word of the phrase must appear in the lowercased value: a cheap test that skips most values
+    // before they are analyzed.
+    let ascii_words: Option<Vec<&str>> = phrase.is_ascii().then(|| phrase.split(' ').collect());
+    let may_contain = |value: &str| match &ascii_words {
+        Some(words) if value.is_ascii() => {
+            let lower = value.to_ascii_lowercase();
+            words.iter().all(|w| lower.contains(w))
+        }
+        _ => true,
+    };
     FieldGroup::ALL.iter().any(|&g| {
         record
             .group_values(g)
             .into_iter()
-            .any(|value| phrase_occurs(&text::phrase(value), phrase))
+            .any(|value| may_contain(value) && phrase_occurs(&text::phrase(value), phrase))
     })
 }
 
