@@ -213,20 +213,7 @@ pub(crate) fn write_segment(
     drop(encoded);
 
     // Columns.
-    let mut superseded_by: HashMap<&str, &str> = HashMap::new();
-    for r in records {
-        if let Some(target) = r.record.supersedes.as_deref() {
-            let id = r.record.id.as_str();
-            superseded_by
-                .entry(target)
-                .and_modify(|s| {
-                    if id.as_bytes() < s.as_bytes() {
-                        *s = id;
-                    }
-                })
-                .or_insert(id);
-        }
-    }
+    let superseded_by = crate::record::smallest_superseders(records.iter().map(|r| &r.record));
     let mut group_length_sums = [0u64; GROUP_COUNT];
     for lengths in &group_lengths {
         for (sum, &len) in group_length_sums.iter_mut().zip(lengths) {

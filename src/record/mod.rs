@@ -283,3 +283,25 @@ impl Record {
 
 #[cfg(test)]
 mod tests;
+
+/// For each id that some of `records` supersede, the smallest (bytewise) id among the records
+/// superseding it: `supersededBy` of SPEC §6.1 when `records` are the live records.
+pub fn smallest_superseders<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+) -> std::collections::HashMap<&'a str, &'a str> {
+    let mut smallest: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for record in records {
+        if let Some(target) = record.supersedes.as_deref() {
+            let id = record.id.as_str();
+            smallest
+                .entry(target)
+                .and_modify(|s| {
+                    if id.as_bytes() < s.as_bytes() {
+                        *s = id;
+                    }
+                })
+                .or_insert(id);
+        }
+    }
+    smallest
+}

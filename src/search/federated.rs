@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::error::Result;
 use crate::index::Index;
 use crate::record::Timestamp;
-use crate::search::budget;
+use crate::search::apply_token_budget;
 use crate::search::request::SearchRequest;
 use crate::search::response::{Counts, SearchResponse, SearchResult};
 use crate::search::settings::{FederationSettings, Settings};
@@ -165,26 +165,7 @@ pub fn search_federated(
             }
         }
     }
-    if let Some(budget_tokens) = request.token_budget {
-        let lengths: Vec<usize> = results
-            .iter()
-            .map(|r| {
-                serde_json::to_string(r)
-                    .expect("serializes")
-                    .chars()
-                    .count()
-            })
-            .collect();
-        let kept = budget::kept_within(&lengths, budget_tokens * budget::CHARS_PER_TOKEN);
-        let cut = results.len() - kept;
-        results.truncate(kept);
-        if cut > 0 {
-            notices.push(format!(
-                "--token-budget {budget_tokens}: {cut} result(s) cut to fit {} characters",
-                budget_tokens * budget::CHARS_PER_TOKEN
-            ));
-        }
-    }
+    notices.extend(apply_token_budget(&mut results, request.token_budget));
 
     let mut counts = Counts::default();
     for r in &responses {

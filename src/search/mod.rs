@@ -527,7 +527,10 @@ fn verify_phrases(
 
 /// SPEC §6.6 `--token-budget`: keeps the results whose compact JSON fits; returns the notice
 /// when some were cut.
-fn apply_token_budget(results: &mut Vec<SearchResult>, budget: Option<u64>) -> Option<String> {
+pub(crate) fn apply_token_budget(
+    results: &mut Vec<SearchResult>,
+    budget: Option<u64>,
+) -> Option<String> {
     let budget = budget?;
     let lengths: Vec<usize> = results
         .iter()

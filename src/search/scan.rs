@@ -30,20 +30,7 @@ impl ScanSource {
             .enumerate()
             .map(|(i, r)| (r.record.id.clone(), i as u32))
             .collect();
-        let mut smallest: HashMap<&str, &str> = HashMap::new();
-        for r in &records {
-            if let Some(target) = r.record.supersedes.as_deref() {
-                let id = r.record.id.as_str();
-                smallest
-                    .entry(target)
-                    .and_modify(|s| {
-                        if id.as_bytes() < s.as_bytes() {
-                            *s = id;
-                        }
-                    })
-                    .or_insert(id);
-            }
-        }
+        let smallest = crate::record::smallest_superseders(records.iter().map(|r| &r.record));
         let superseded_by = records
             .iter()
             .map(|r| smallest.get(r.record.id.as_str()).map(|s| s.to_string()))
