@@ -5,76 +5,18 @@
 //! `RELIORA_INDEX`, so nothing depends on the environment or the working directory.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-/// What one run of the binary produced.
-#[derive(Debug)]
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
+mod support;
 
-impl Run {
-    /// The single JSON document on stdout.
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e}): {:?}; stderr {:?}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-
-    /// Each stdout line as JSON.
-    fn json_lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
-            .collect()
-    }
-
-    fn assert_ok(&self, what: &str) {
-        assert_eq!(self.status, 0, "{what}: {self:?}");
-    }
-
-    /// Exit status 2 and `{"error": code, "message": …}` whose message contains every `mention`.
-    fn assert_error(&self, code: &str, mentions: &[String], what: &str) {
-        assert_eq!(self.status, 2, "{what}: exit status; {self:?}");
-        let error = self.json();
-        assert_eq!(error["error"], json!(code), "{what}: code; {error}");
-        let message = error["message"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{what}: no message in {error}"));
-        for mention in mentions {
-            assert!(
-                message.contains(mention.as_str()),
-                "{what}: the message {message:?} does not name {mention:?}"
-            );
-        }
-    }
-}
+use support::Run;
 
 fn reliora(index: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_reliora"))
-        .arg("--format")
-        .arg("json")
-        .arg("--index")
-        .arg(index)
-        .args(args)
-        .env_remove("RELIORA_INDEX")
-        .output()
-        .expect("the binary runs");
-    Run {
-        status: output.status.code().expect("exited normally"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    support::reliora(index, args, None)
 }
 
 /// A temporary workspace: input files and index directories live under it.

@@ -3,61 +3,18 @@
 //! hand below.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
+mod support;
 
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e}): {:?}; stderr {:?}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-
-    fn ok(&self) -> Value {
-        assert_eq!(
-            self.status, 0,
-            "stdout {:?} stderr {:?}",
-            self.stdout, self.stderr
-        );
-        self.json()
-    }
-
-    fn error_code(&self) -> String {
-        assert_eq!(
-            self.status, 2,
-            "stdout {:?} stderr {:?}",
-            self.stdout, self.stderr
-        );
-        self.json()["error"].as_str().unwrap().to_string()
-    }
-}
+use support::Run;
 
 fn reliora(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_reliora"))
-        .arg("--format")
-        .arg("json")
-        .args(args)
-        .env_remove("RELIORA_INDEX")
-        .output()
-        .expect("the binary runs");
-    Run {
-        status: output.status.code().expect("exited normally"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    support::run_binary(args, None)
 }
 
 fn path_str(path: &Path) -> &str {

@@ -1,5 +1,5 @@
-//! Helpers shared by the damage, bad-input and full-disk tests: a small index with a non-empty
-//! record log, copies of it, and runs of the real binary that must never panic.
+//! Helpers shared by the integration tests: a small index with a non-empty record log, copies of
+//! it, and runs of the real binary that must never panic.
 
 #![allow(dead_code)] // each test binary uses a different part
 
@@ -236,17 +236,72 @@ impl Run {
             )
         })
     }
+
+    /// Each stdout line as JSON.
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect()
+    }
+
+    /// Exit status 0.
+    pub fn assert_ok(&self, what: &str) {
+        assert_eq!(self.status, 0, "{what}: {self:?}");
+    }
+
+    /// Exit status 0, and the JSON document on stdout.
+    pub fn ok(&self) -> Value {
+        assert_eq!(
+            self.status, 0,
+            "stdout {:?} stderr {:?}",
+            self.stdout, self.stderr
+        );
+        self.json()
+    }
+
+    /// Exit status 2, and the SPEC error code on stdout.
+    pub fn error_code(&self) -> String {
+        assert_eq!(
+            self.status, 2,
+            "stdout {:?} stderr {:?}",
+            self.stdout, self.stderr
+        );
+        self.json()["error"].as_str().unwrap().to_string()
+    }
+
+    /// Exit status 2 and `{"error": code, "message": …}` whose message contains every `mention`.
+    pub fn assert_error(&self, code: &str, mentions: &[String], what: &str) {
+        assert_eq!(self.status, 2, "{what}: exit status; {self:?}");
+        let error = self.json();
+        assert_eq!(error["error"], json!(code), "{what}: code; {error}");
+        let message = error["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: no message in {error}"));
+        for mention in mentions {
+            assert!(
+                message.contains(mention.as_str()),
+                "{what}: the message {message:?} does not name {mention:?}"
+            );
+        }
+    }
 }
 
 /// Runs `reliora --format json --index INDEX ARGS…` with `stdin`, and fails the test if the
 /// process panicked (exit 101) or died by a signal.
 pub fn reliora(index: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut with_index = vec!["--index", arg(index)];
+    with_index.extend_from_slice(args);
+    run_binary(&with_index, stdin)
+}
+
+/// Runs `reliora --format json ARGS…` with `stdin` (no implied `--index`), under the same
+/// checks as [`reliora`].
+pub fn run_binary(args: &[&str], stdin: Option<&[u8]>) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reliora"));
     command
         .arg("--format")
         .arg("json")
-        .arg("--index")
-        .arg(index)
         .args(args)
         .env_remove("RELIORA_INDEX")
         .stdin(if stdin.is_some() {
