@@ -220,8 +220,8 @@ pub(crate) fn execute(
             !plain_standard
                 || request.explain.is_some()
                 || involved.contains(&i)
-                || score_hit(hit, false, empty, token_count).level
-                    != score_hit(hit, true, empty, token_count).level
+                || standard_score(hit, false, token_count).1
+                    != standard_score(hit, true, token_count).1
         };
         let first: Vec<usize> = (0..hits.len())
             .filter(|&i| hits[i].phrase.is_none() && must_verify(i, &hits[i]))
@@ -234,7 +234,7 @@ pub(crate) fn execute(
             .filter(|i| !involved.contains(i))
             .map(|i| {
                 let hit = &hits[i];
-                score_hit(hit, hit.phrase == Some(true), empty, token_count).score
+                standard_score(hit, hit.phrase == Some(true), token_count).0
             })
             .collect();
         let threshold = match request.limit.checked_sub(1) {
@@ -247,8 +247,7 @@ pub(crate) fn execute(
         let second: Vec<usize> = (0..hits.len())
             .filter(|&i| {
                 hits[i].phrase.is_none()
-                    && threshold
-                        .is_none_or(|t| score_hit(&hits[i], true, empty, token_count).score >= t)
+                    && threshold.is_none_or(|t| standard_score(&hits[i], true, token_count).0 >= t)
             })
             .collect();
         verify_phrases(source, &mut hits, &second, phrase)?;
