@@ -322,15 +322,7 @@ impl Columns {
 
     /// The row of record `doc`, after its block passed its checksums.
     pub fn row(&self, doc: u32) -> Result<Row<'_>> {
-        let doc = doc as usize;
-        if doc >= self.len {
-            return Err(self
-                .file
-                .corrupt(format!("row {doc} requested of {}", self.len)));
-        }
-        let block_strings = self.check_block(doc / BLOCK_ROWS)?;
-        let body = self.file.body();
-        let r = &body[doc * ROW_LEN..(doc + 1) * ROW_LEN];
+        let (r, strings, block_start) = self.checked_row(doc)?;
         let u64_at = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
         let u32_at = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
         let nanos = u32_at(8);
@@ -349,9 +341,8 @@ impl Columns {
                 .corrupt(format!("row {doc} has {nanos} nanoseconds")));
         }
         // A row's strings lie in its own block's string range, which the block CRC covered.
-        let strings = &body[self.strings_offset..][block_strings.clone()];
         let strings_at = u64_at(112)
-            .checked_sub(block_strings.start as u64)
+            .checked_sub(block_start as u64)
             .and_then(|at| usize::try_from(at).ok())
             .ok_or_else(|| {
                 self.file
@@ -383,6 +374,60 @@ impl Columns {
     /// The id of record `doc`.
     pub fn id(&self, doc: u32) -> Result<&str> {
         Ok(self.row(doc)?.id)
+    }
+
+    /// The feedback counts of record `doc`, read without the rest of its row.
+    pub fn feedback(&self, doc: u32) -> Result<Feedback> {
+        let r = self.checked_row(doc)?.0;
+        let u64_at = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
+        Ok(Feedback {
+            success: u64_at(32),
+            partial: u64_at(40),
+            failure: u64_at(48),
+            not_applicable: u64_at(56),
+            outdated: u64_at(64),
+        })
+    }
+
+    /// The id of record `doc` as bytes, for ordering ties (its block passed its checksums).
+    pub fn id_bytes(&self, doc: u32) -> Result<&[u8]> {
+        let (r, strings, block_start) = self.checked_row(doc)?;
+        let at = u64::from_le_bytes(r[112..120].try_into().expect("8 bytes"))
+            .checked_sub(block_start as u64)
+            .and_then(|at| usize::try_from(at).ok())
+            .ok_or_else(|| {
+                self.file
+                    .corrupt(format!("row {doc} points outside its block's strings"))
+            })?;
+        let out_of_bounds = || self.file.corrupt(format!("row {doc}: id is out of bounds"));
+        let len = strings
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .ok_or_else(out_of_bounds)?;
+        if len == ABSENT {
+            return Err(self.file.corrupt(format!("row {doc} has no id")));
+        }
+        strings
+            .get(at + 2..at + 2 + len as usize)
+            .ok_or_else(out_of_bounds)
+    }
+
+    /// The bytes of row `doc` and of its block's strings (with the block's offset in the string
+    /// area), after the block passed its checksums.
+    fn checked_row(&self, doc: u32) -> Result<(&[u8], &[u8], usize)> {
+        let doc = doc as usize;
+        if doc >= self.len {
+            return Err(self
+                .file
+                .corrupt(format!("row {doc} requested of {}", self.len)));
+        }
+        let block_strings = self.check_block(doc / BLOCK_ROWS)?;
+        let body = self.file.body();
+        Ok((
+            &body[doc * ROW_LEN..(doc + 1) * ROW_LEN],
+            &body[self.strings_offset..][block_strings.clone()],
+            block_strings.start,
+        ))
     }
 }
 

@@ -29,6 +29,8 @@ pub(crate) struct Overlay {
     pub deleted: HashMap<String, ()>,
     /// Feedback added to segment records, by id.
     pub feedback: HashMap<String, Feedback>,
+    /// The same, per segment by record number (the live version of each id).
+    pub feedback_docs: Vec<HashMap<u32, Feedback>>,
     /// Per segment: records replaced or deleted.
     pub dead: Vec<RoaringBitmap>,
     /// Recomputed `supersededBy` for ids whose superseders the log changed.
@@ -87,6 +89,7 @@ impl Overlay {
         }
         let mut overlay = Overlay {
             dead: vec![RoaringBitmap::new(); segments.len()],
+            feedback_docs: vec![HashMap::new(); segments.len()],
             entries: count,
             bytes,
             stem,
@@ -97,6 +100,11 @@ impl Overlay {
             match version {
                 Version::Segment(f) => {
                     overlay.feedback.insert(id.clone(), *f);
+                    for (s, segment) in segments.iter().enumerate() {
+                        if let Some(doc) = segment.doc_of_id(id)? {
+                            overlay.feedback_docs[s].insert(doc, *f);
+                        }
+                    }
                     continue;
                 }
                 Version::Log(i) => live_log.push(*i),

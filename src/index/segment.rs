@@ -1,6 +1,7 @@
 //! One immutable segment opened for reading: its dictionaries, postings, store and columns.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use roaring::RoaringBitmap;
 
@@ -13,7 +14,7 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::postings::decode_bitmap;
-use crate::format::STOP_MARKER;
+use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
@@ -76,6 +77,8 @@ pub struct Segment {
     pub(crate) entities: Dictionary,
     /// Per field group, the sum of the records' group lengths (from the manifest).
     pub(crate) group_length_sums: [u64; GROUP_COUNT],
+    /// The records that name a record they supersede (read on first use).
+    superseding: OnceLock<RoaringBitmap>,
 }
 
 fn open_file(dir: &Path, entry: &SegmentEntry, suffix: &str, kind: FileKind) -> Result<IndexFile> {
@@ -129,7 +132,27 @@ impl Segment {
             ids: Dictionary::new(open_file(dir, entry, "ids.fst", FileKind::Fst)?),
             store,
             columns,
+            superseding: OnceLock::new(),
         })
+    }
+
+    /// The records that supersede another record: the union of the supersedes facets.
+    pub fn superseding(&self) -> Result<&RoaringBitmap> {
+        if let Some(set) = self.superseding.get() {
+            return Ok(set);
+        }
+        let mut postings = Vec::new();
+        self.facets
+            .for_each_with_prefix(FACET_SUPERSEDES, |_, n| postings.push(n))?;
+        let file = self.facet_postings.file();
+        let mut set = RoaringBitmap::new();
+        for n in postings {
+            let bitmap = decode_bitmap(self.facet_postings.get(n as usize)?)
+                .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
+            self.check_records(&bitmap, file)?;
+            set |= bitmap;
+        }
+        Ok(self.superseding.get_or_init(|| set))
     }
 
     /// The number of records.

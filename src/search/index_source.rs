@@ -1,5 +1,8 @@
 //! Candidates from the memory-mapped index: FST expansion, roaring unions, dense accumulation.
 
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
@@ -11,8 +14,12 @@ use crate::index::Index;
 use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::search::filters::Filters;
 use crate::search::query::{phrase_occurs, PreparedQuery, MIN_PREFIX_CHARS};
+use crate::search::response::Counts;
 use crate::search::scan::scan_records;
-use crate::search::{index_statistics, DocRef, Hit, Matched, Source, TokenGroups};
+use crate::search::standard::{self, MatchLevel};
+use crate::search::{
+    index_statistics, standard_parts, standard_score, DocRef, Hit, Matched, Source, TokenGroups,
+};
 use crate::text::{self, Analyzer, Token};
 
 /// Searches the segments of an opened index.
@@ -33,26 +40,13 @@ impl Source for IndexSource<'_> {
             .enumerate()
             .map(|(s, segment)| self.segment_matched(s as u32, segment, query, filters))
             .collect::<Result<Vec<_>>>()?;
-        let overlay = &self.index.overlay;
-        if !overlay.records.is_empty() {
-            let superseded_by = |doc: u32| {
-                let id = overlay.records[doc as usize].record.id.as_str();
-                overlay.superseded_by.get(id).and_then(|s| s.as_deref())
-            };
-            per_segment.push(scan_records(
-                &overlay.records,
-                self.index.segments.len() as u32,
-                query,
-                filters,
-                &self.index.analyzer,
-                &superseded_by,
-            ));
-        }
+        per_segment.extend(self.log_matched(query, filters));
         let mut matched = Matched {
             live: 0,
             passing: 0,
             hits: Vec::new(),
             token_groups: Vec::with_capacity(per_segment.len()),
+            counts: None,
         };
         for m in per_segment {
             matched.live += m.live;
@@ -61,6 +55,15 @@ impl Source for IndexSource<'_> {
             matched.token_groups.extend(m.token_groups);
         }
         Ok(matched)
+    }
+
+    fn standard_top(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+        limit: usize,
+    ) -> Result<Option<Matched<'_>>> {
+        self.standard_top_impl(query, filters, limit).map(Some)
     }
 
     fn stored(&self, doc: DocRef) -> Result<crate::format::codec::StoredRecord> {
@@ -88,14 +91,69 @@ impl Source for IndexSource<'_> {
     }
 }
 
+/// What one segment contributes to a search before any record is read: the candidates, the
+/// per-record sums of term-at-a-time accumulation, and the records the phrase may occur in.
+struct SegmentMatch<'a> {
+    s: u32,
+    segment: &'a Segment,
+    live: usize,
+    passing: usize,
+    /// The candidates (or, for an empty query, every record passing the filters).
+    docs: RoaringBitmap,
+    /// Per record: `Σ_g weight[g] × |tokens matching g|`.
+    field_sum: Vec<u32>,
+    /// Per record: bit i set ⇔ query token i matched some group.
+    coverage: Vec<u32>,
+    /// Candidates whose postings allow the phrase; their text is checked only where it matters.
+    phrase_docs: RoaringBitmap,
+    token_groups: TokenGroups,
+}
+
+/// A candidate of [`IndexSource::standard_top`]: its match evidence and feedback term, before
+/// anything else of its record is read.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    segment: u32,
+    doc: u32,
+    field_sum: u32,
+    matched: u32,
+    /// `None` while the phrase may occur and the text has not been checked.
+    phrase: Option<bool>,
+    feedback: f64,
+    /// Supersedes a record, or is superseded by a candidate.
+    involved: bool,
+}
+
+impl Candidate {
+    fn score(&self, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
+        standard_parts(
+            self.field_sum,
+            self.matched,
+            phrase,
+            token_count,
+            self.feedback,
+        )
+    }
+
+    /// The score with the phrase as checked, or without it when unchecked: a lower bound.
+    fn lower(&self, token_count: u32) -> f64 {
+        self.score(self.phrase == Some(true), token_count).0
+    }
+
+    /// The score with the phrase unless it was checked absent: an upper bound.
+    fn upper(&self, token_count: u32) -> f64 {
+        self.score(self.phrase != Some(false), token_count).0
+    }
+}
+
 impl<'a> IndexSource<'a> {
-    fn segment_matched(
+    fn segment_match(
         &self,
         s: u32,
         segment: &'a Segment,
         query: &PreparedQuery,
         filters: &Filters,
-    ) -> Result<Matched<'a>> {
+    ) -> Result<SegmentMatch<'a>> {
         let n = segment.len();
         let overlay = &self.index.overlay;
         // Records replaced or deleted in the log, and records this search leaves out.
@@ -146,8 +204,6 @@ impl<'a> IndexSource<'a> {
             }
         }
 
-        // Records whose postings allow the phrase; their text is checked later, only where
-        // it matters (see `execute`).
         let phrase_docs = match &query.phrase {
             Some(_) if !query.is_empty() => {
                 match phrase_prefilter(segment, &query.text, self.index)? {
@@ -157,42 +213,431 @@ impl<'a> IndexSource<'a> {
             }
             _ => RoaringBitmap::new(),
         };
+        Ok(SegmentMatch {
+            s,
+            segment,
+            live,
+            passing,
+            docs,
+            field_sum,
+            coverage,
+            phrase_docs,
+            token_groups,
+        })
+    }
 
-        let hits = docs
+    /// The hit of record `doc` of a segment, with the phrase flag given.
+    fn hit(&self, m: &SegmentMatch<'a>, doc: u32, phrase: Option<bool>) -> Result<Hit<'a>> {
+        let overlay = &self.index.overlay;
+        let row = m.segment.columns.row(doc)?;
+        let mut feedback = row.feedback;
+        if let Some(added) = overlay.feedback_for(row.id) {
+            feedback.merge(added);
+        }
+        let superseded_by = match overlay.superseded_by.get(row.id) {
+            Some(recomputed) => recomputed.as_deref(),
+            None => row.superseded_by,
+        };
+        Ok(Hit {
+            doc: DocRef { segment: m.s, doc },
+            id: row.id,
+            field_sum: m.field_sum[doc as usize],
+            coverage_mask: m.coverage[doc as usize],
+            phrase,
+            feedback,
+            created_at: row.created_at,
+            supersedes: row.supersedes,
+            superseded_by,
+        })
+    }
+
+    fn segment_matched(
+        &self,
+        s: u32,
+        segment: &'a Segment,
+        query: &PreparedQuery,
+        filters: &Filters,
+    ) -> Result<Matched<'a>> {
+        let m = self.segment_match(s, segment, query, filters)?;
+        let hits = m
+            .docs
             .iter()
-            .map(|doc| -> Result<Hit<'a>> {
-                let row = segment.columns.row(doc)?;
-                let mut feedback = row.feedback;
-                if let Some(added) = overlay.feedback_for(row.id) {
-                    feedback.merge(added);
-                }
-                let superseded_by = match overlay.superseded_by.get(row.id) {
-                    Some(recomputed) => recomputed.as_deref(),
-                    None => row.superseded_by,
-                };
-                Ok(Hit {
-                    doc: DocRef { segment: s, doc },
-                    id: row.id,
-                    field_sum: field_sum[doc as usize],
-                    coverage_mask: coverage[doc as usize],
-                    phrase: if phrase_docs.contains(doc) {
-                        None
-                    } else {
-                        Some(false)
-                    },
-                    feedback,
-                    created_at: row.created_at,
-                    supersedes: row.supersedes,
-                    superseded_by,
-                })
+            .map(|doc| {
+                let phrase = (!m.phrase_docs.contains(doc)).then_some(false);
+                self.hit(&m, doc, phrase)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Matched {
-            live,
-            passing,
+            live: m.live,
+            passing: m.passing,
             hits,
-            token_groups: vec![token_groups],
+            token_groups: vec![m.token_groups],
+            counts: None,
         })
+    }
+
+    /// The records of each segment in a supersession relation with a candidate: those naming
+    /// a target (whether or not it is a candidate) and those some candidate names. Also
+    /// returns the named ids, sorted, for the log's hits.
+    fn involvement(
+        &self,
+        matches: &[SegmentMatch<'a>],
+        log_hits: &[Hit<'a>],
+    ) -> Result<(Vec<RoaringBitmap>, Vec<&'a str>)> {
+        let mut involved = Vec::with_capacity(matches.len());
+        let mut targets: Vec<&'a str> = log_hits.iter().filter_map(|h| h.supersedes).collect();
+        for m in matches {
+            let naming = &m.docs & m.segment.superseding()?;
+            for doc in &naming {
+                targets.extend(m.segment.columns.row(doc)?.supersedes);
+            }
+            involved.push(naming);
+        }
+        targets.sort_unstable();
+        targets.dedup();
+        for target in &targets {
+            for (m, involved) in matches.iter().zip(involved.iter_mut()) {
+                if let Some(doc) = m.segment.doc_of_id(target)? {
+                    if m.docs.contains(doc) {
+                        involved.insert(doc);
+                    }
+                }
+            }
+        }
+        Ok((involved, targets))
+    }
+
+    /// The candidates of segment match `m` that can reach the page — an upper bound of their
+    /// score above `floor` — or are `involved`, each with its feedback term (columns plus log).
+    /// `checked` holds the phrases already checked, by record number.
+    fn candidates(
+        &self,
+        m: &SegmentMatch<'a>,
+        involved: &RoaringBitmap,
+        checked: &[(u32, bool)],
+        floor: f64,
+        token_count: u32,
+    ) -> Result<Vec<Candidate>> {
+        let added = &self.index.overlay.feedback_docs[m.s as usize];
+        let mut phrase_docs = m.phrase_docs.iter().peekable();
+        let mut checked = checked.iter().peekable();
+        let mut out = Vec::new();
+        for doc in &m.docs {
+            let mut phrase = Some(false);
+            while phrase_docs.next_if(|&p| p < doc).is_some() {}
+            if phrase_docs.next_if_eq(&doc).is_some() {
+                phrase = None;
+            }
+            while checked.next_if(|c| c.0 < doc).is_some() {}
+            if let Some(&(_, found)) = checked.next_if(|c| c.0 == doc) {
+                phrase = Some(found);
+            }
+            let field_sum = m.field_sum[doc as usize];
+            let matched = m.coverage[doc as usize].count_ones();
+            let is_involved = !involved.is_empty() && involved.contains(doc);
+            let upper = standard::relevance(field_sum, phrase != Some(false), matched, token_count)
+                .relevance
+                + FEEDBACK_MAX;
+            if !(is_involved || upper > floor) {
+                continue;
+            }
+            let mut feedback = m.segment.columns.feedback(doc)?;
+            if let Some(more) = added.get(&doc) {
+                feedback.merge(more);
+            }
+            out.push(Candidate {
+                segment: m.s,
+                doc,
+                field_sum,
+                matched,
+                phrase,
+                feedback: standard::feedback_score(&feedback),
+                involved: is_involved,
+            });
+        }
+        Ok(out)
+    }
+
+    fn standard_top_impl(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+        limit: usize,
+    ) -> Result<Matched<'a>> {
+        let index = self.index;
+        let token_count = query.tokens.len() as u32;
+        let matches = index
+            .segments
+            .par_iter()
+            .enumerate()
+            .map(|(s, segment)| self.segment_match(s as u32, segment, query, filters))
+            .collect::<Result<Vec<_>>>()?;
+        let log = self.log_matched(query, filters);
+        let log_hits = log.as_ref().map_or(&[][..], |l| &l.hits[..]);
+        let (involved, targets) = self.involvement(&matches, log_hits)?;
+        let log_involved =
+            |hit: &Hit<'_>| hit.supersedes.is_some() || targets.binary_search(&hit.id).is_ok();
+        // Execute keeps the best `limit + |involved|`; more need not be ranked here.
+        let wanted = limit
+            + involved.iter().map(|b| b.len() as usize).sum::<usize>()
+            + log_hits.iter().filter(|h| log_involved(h)).count();
+
+        // One pass over the candidates' sums: the levels that do not depend on the phrase, the
+        // records whose level does (their text is checked, as the counts need it), and a bound.
+        let surveys: Vec<Survey> = matches
+            .par_iter()
+            .zip(&involved)
+            .map(|(m, involved)| survey(m, involved, token_count, wanted))
+            .collect();
+        let mut counts = Counts::default();
+        let mut checked: Vec<Vec<(u32, bool)>> = Vec::with_capacity(matches.len());
+        for (m, survey) in matches.iter().zip(&surveys) {
+            counts.candidates += survey.counts.candidates;
+            counts.strong += survey.counts.strong;
+            counts.moderate += survey.counts.moderate;
+            counts.weak += survey.counts.weak;
+            let found: Vec<bool> = match query.phrase.as_deref() {
+                Some(phrase) => survey
+                    .level_depends
+                    .par_iter()
+                    .map(|&doc| self.verify_phrase(DocRef { segment: m.s, doc }, phrase))
+                    .collect::<Result<_>>()?,
+                None => Vec::new(),
+            };
+            let mut pairs = Vec::with_capacity(found.len());
+            for (&doc, found) in survey.level_depends.iter().zip(found) {
+                let field_sum = m.field_sum[doc as usize];
+                let matched = m.coverage[doc as usize].count_ones();
+                counts.add(standard_parts(field_sum, matched, found, token_count, 0.0).1);
+                pairs.push((doc, found));
+            }
+            checked.push(pairs);
+        }
+        for h in log_hits {
+            counts.candidates += 1;
+            counts.add(standard_score(h, h.phrase == Some(true), token_count).1);
+        }
+
+        // At least `wanted` records score above the wanted-th best lower bound: a record whose
+        // upper bound is not above it cannot reach the page, so its feedback is never read.
+        let mut bounds: Vec<f64> = surveys
+            .iter()
+            .flat_map(|s| s.best.iter().map(|b| f64::from_bits(*b) + FEEDBACK_MIN))
+            .chain(
+                log_hits
+                    .iter()
+                    .filter(|h| !log_involved(h))
+                    .map(|h| standard_score(h, h.phrase == Some(true), token_count).0),
+            )
+            .collect();
+        let floor = match wanted.checked_sub(1).filter(|&k| k < bounds.len()) {
+            Some(k) => *bounds.select_nth_unstable_by(k, |a, b| b.total_cmp(a)).1,
+            None => f64::NEG_INFINITY,
+        };
+        let mut candidates: Vec<Candidate> = matches
+            .par_iter()
+            .zip(&involved)
+            .zip(&checked)
+            .map(|((m, involved), checked)| {
+                self.candidates(m, involved, checked, floor, token_count)
+            })
+            .collect::<Result<Vec<_>>>()?
+            .concat();
+
+        // Phrase checks: for candidates in a supersession relation; then wherever the phrase
+        // could lift a candidate onto the page.
+        if let Some(phrase) = query.phrase.as_deref() {
+            let verify = |candidates: &mut Vec<Candidate>, pick: &dyn Fn(&Candidate) -> bool| {
+                let picked: Vec<usize> = (0..candidates.len())
+                    .filter(|&i| candidates[i].phrase.is_none() && pick(&candidates[i]))
+                    .collect();
+                let found: Vec<bool> = picked
+                    .par_iter()
+                    .map(|&i| {
+                        let c = &candidates[i];
+                        self.verify_phrase(
+                            DocRef {
+                                segment: c.segment,
+                                doc: c.doc,
+                            },
+                            phrase,
+                        )
+                    })
+                    .collect::<Result<_>>()?;
+                for (i, found) in picked.into_iter().zip(found) {
+                    candidates[i].phrase = Some(found);
+                }
+                Ok::<(), crate::error::Error>(())
+            };
+            verify(&mut candidates, &|c| c.involved)?;
+            // The limit-th best lower bound among records outside supersession relations: at
+            // least `limit` records score that much or more in the end, so a record whose
+            // phrase bonus cannot lift it to there stays off the page whatever its text says.
+            let mut lower: Vec<f64> = candidates
+                .iter()
+                .filter(|c| !c.involved)
+                .map(|c| c.lower(token_count))
+                .chain(
+                    log_hits
+                        .iter()
+                        .filter(|h| !log_involved(h))
+                        .map(|h| standard_score(h, h.phrase == Some(true), token_count).0),
+                )
+                .collect();
+            if let Some(k) = limit.checked_sub(1).filter(|&k| k < lower.len()) {
+                let (_, &mut threshold, _) = lower.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+                verify(&mut candidates, &|c| c.upper(token_count) >= threshold)?;
+            } else {
+                verify(&mut candidates, &|_| true)?;
+            }
+        }
+
+        // The page: the best `wanted` by score then id, plus every involved one. Ties at the
+        // cut are ordered by id, read only for the tied records.
+        let mut keyed: Vec<(f64, u32)> = candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.involved)
+            .map(|(i, c)| (c.lower(token_count), i as u32))
+            .collect();
+        let mut chosen: Vec<u32> = Vec::new();
+        if keyed.len() > wanted {
+            keyed.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0));
+            let cut = keyed[wanted - 1].0;
+            let mut tied: Vec<(&[u8], u32)> = Vec::new();
+            for &(score, i) in &keyed {
+                match score.total_cmp(&cut) {
+                    Ordering::Greater => chosen.push(i),
+                    Ordering::Equal => {
+                        let c = &candidates[i as usize];
+                        let columns = &matches[c.segment as usize].segment.columns;
+                        tied.push((columns.id_bytes(c.doc)?, i));
+                    }
+                    Ordering::Less => {}
+                }
+            }
+            let room = wanted - chosen.len();
+            if tied.len() > room {
+                tied.select_nth_unstable(room);
+                tied.truncate(room);
+            }
+            chosen.extend(tied.into_iter().map(|(_, i)| i));
+        } else {
+            chosen.extend(keyed.iter().map(|&(_, i)| i));
+        }
+        chosen.extend(
+            candidates
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.involved)
+                .map(|(i, _)| i as u32),
+        );
+        chosen.sort_unstable();
+
+        let mut hits = chosen
+            .into_iter()
+            .map(|i| {
+                let c = &candidates[i as usize];
+                self.hit(&matches[c.segment as usize], c.doc, c.phrase)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut matched = Matched {
+            live: matches.iter().map(|m| m.live).sum(),
+            passing: matches.iter().map(|m| m.passing).sum(),
+            hits: Vec::new(),
+            token_groups: Vec::with_capacity(matches.len() + 1),
+            counts: Some(counts),
+        };
+        for m in matches {
+            matched.token_groups.push(m.token_groups);
+        }
+        if let Some(log) = log {
+            matched.live += log.live;
+            matched.passing += log.passing;
+            hits.extend(log.hits);
+            matched.token_groups.extend(log.token_groups);
+        }
+        matched.hits = hits;
+        Ok(matched)
+    }
+
+    /// The log's live records, scanned (they are few: compaction bounds the log).
+    fn log_matched(&self, query: &PreparedQuery, filters: &Filters) -> Option<Matched<'a>> {
+        let index = self.index;
+        let overlay = &index.overlay;
+        if overlay.records.is_empty() {
+            return None;
+        }
+        let superseded_by = |doc: u32| {
+            let id = overlay.records[doc as usize].record.id.as_str();
+            overlay.superseded_by.get(id).and_then(|s| s.as_deref())
+        };
+        Some(scan_records(
+            &overlay.records,
+            index.segments.len() as u32,
+            query,
+            filters,
+            &index.analyzer,
+            &superseded_by,
+        ))
+    }
+}
+
+/// The feedback term lies strictly inside this range (SPEC §4).
+const FEEDBACK_MIN: f64 = -1.5;
+const FEEDBACK_MAX: f64 = 2.5;
+
+/// One pass over a segment's candidates, from the accumulated sums alone.
+struct Survey {
+    /// Candidates counted, with the levels that do not depend on the phrase.
+    counts: Counts,
+    /// Candidates whose level depends on whether the phrase occurs, ascending.
+    level_depends: Vec<u32>,
+    /// The best `wanted` relevances without the phrase among candidates outside supersession
+    /// relations, as `f64` bits (relevance is never negative, so the bits order like values).
+    best: Vec<u64>,
+}
+
+fn survey(
+    m: &SegmentMatch<'_>,
+    involved: &RoaringBitmap,
+    token_count: u32,
+    wanted: usize,
+) -> Survey {
+    let mut counts = Counts::default();
+    let mut level_depends = Vec::new();
+    let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(wanted + 1);
+    let mut phrase_docs = m.phrase_docs.iter().peekable();
+    for doc in &m.docs {
+        counts.candidates += 1;
+        let field_sum = m.field_sum[doc as usize];
+        let matched = m.coverage[doc as usize].count_ones();
+        let without = standard::relevance(field_sum, false, matched, token_count);
+        let level = standard::match_level(without.coverage, without.relevance);
+        while phrase_docs.next_if(|&p| p < doc).is_some() {}
+        let depends = phrase_docs.next_if_eq(&doc).is_some() && {
+            let with = standard::relevance(field_sum, true, matched, token_count);
+            standard::match_level(with.coverage, with.relevance) != level
+        };
+        if depends {
+            level_depends.push(doc);
+        } else {
+            counts.add(level);
+        }
+        if involved.is_empty() || !involved.contains(doc) {
+            let bits = without.relevance.to_bits();
+            if best.len() < wanted {
+                best.push(Reverse(bits));
+            } else if best.peek().is_some_and(|Reverse(min)| bits > *min) {
+                best.pop();
+                best.push(Reverse(bits));
+            }
+        }
+    }
+    Survey {
+        counts,
+        level_depends,
+        best: best.into_iter().map(|Reverse(b)| b).collect(),
     }
 }
 
@@ -200,23 +645,56 @@ const ALL_GROUPS: u16 = (1 << GROUP_COUNT) - 1;
 
 /// Whether any searchable value of `record` contains `phrase` (SPEC §4).
 pub(crate) fn record_has_phrase(record: &crate::record::Record, phrase: &str) -> bool {
-    // For ASCII text, phrase(value) is a lowercased subsequence of the value's words, so every
-    // word of the phrase must appear in the lowercased value: a cheap test that skips most values
-    // before they are analyzed.
-    let ascii_words: Option<Vec<&str>> = phrase.is_ascii().then(|| phrase.split(' ').collect());
-    let may_contain = |value: &str| match &ascii_words {
-        Some(words) if value.is_ascii() => {
-            let lower = value.to_ascii_lowercase();
-            words.iter().all(|w| lower.contains(w))
-        }
-        _ => true,
-    };
+    // An ASCII value is matched word by word in place: for ASCII text, normalization is the
+    // identity, lowercasing is ASCII lowercasing and runs are ASCII alphanumeric runs, so the
+    // phrase occurs exactly when its words are consecutive words of the value.
+    let ascii_words: Option<Vec<&[u8]>> = phrase
+        .is_ascii()
+        .then(|| phrase.split(' ').map(str::as_bytes).collect());
     FieldGroup::ALL.iter().any(|&g| {
         record
             .group_values(g)
             .into_iter()
-            .any(|value| may_contain(value) && phrase_occurs(&text::phrase(value), phrase))
+            .any(|value| match &ascii_words {
+                Some(words) if value.is_ascii() => ascii_words_occur(value.as_bytes(), words),
+                _ => phrase_occurs(&text::phrase(value), phrase),
+            })
     })
+}
+
+/// Whether `words` (lowercase, as `words()` gives them) are consecutive words of the ASCII
+/// text `value`.
+fn ascii_words_occur(value: &[u8], words: &[&[u8]]) -> bool {
+    let word_at = |from: usize| -> Option<(usize, usize)> {
+        let start = from + value[from..].iter().position(u8::is_ascii_alphanumeric)?;
+        let len = value[start..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .unwrap_or(value.len() - start);
+        Some((start, start + len))
+    };
+    let same = |(start, end): (usize, usize), word: &[u8]| {
+        let kept = &value[start..end.min(start + text::MAX_TOKEN_CHARS)];
+        kept.eq_ignore_ascii_case(word)
+    };
+    let mut next = word_at(0);
+    while let Some(first) = next {
+        if same(first, words[0]) {
+            let mut at = first;
+            let rest_match = words[1..].iter().all(|word| match word_at(at.1) {
+                Some(span) if same(span, word) => {
+                    at = span;
+                    true
+                }
+                _ => false,
+            });
+            if rest_match {
+                return true;
+            }
+        }
+        next = word_at(first.1);
+    }
+    false
 }
 
 /// The term numbers a query token matches (SPEC §3): the exact term, every longer term it is a
@@ -364,4 +842,55 @@ fn phrase_prefilter(
             .flatten()
             .fold(RoaringBitmap::new(), |acc, b| acc | b),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The in-place ASCII matcher answers as SPEC's `phrase_occurs(phrase(value), phrase)`.
+    fn general(value: &str, phrase: &str) -> bool {
+        phrase_occurs(&text::phrase(value), phrase)
+    }
+
+    fn fast(value: &str, phrase: &str) -> bool {
+        let words: Vec<&[u8]> = phrase.split(' ').map(str::as_bytes).collect();
+        ascii_words_occur(value.as_bytes(), &words)
+    }
+
+    #[test]
+    fn ascii_phrase_matching_examples() {
+        for (value, phrase, expected) in [
+            ("Flaky CI cache, again", "ci cache", true),
+            ("flaky-ci cache", "ci cache", true),
+            ("flakyci cache", "ci cache", false),
+            ("the cache ci", "ci cache", false),
+            ("ci  ...  cache!", "ci cache", true),
+            ("cache", "cache", true),
+            ("", "cache", false),
+            ("cach", "cache", false),
+            ("caches", "cache", false),
+        ] {
+            assert_eq!(fast(value, phrase), expected, "{value:?} / {phrase:?}");
+            assert_eq!(general(value, phrase), expected, "{value:?} / {phrase:?}");
+        }
+        // Words are cut at 64 characters, in the value and in the phrase alike.
+        let long = "x".repeat(70);
+        let phrase = text::phrase(&format!("{long} y"));
+        assert!(fast(&format!("a {long} y"), &phrase));
+        assert!(general(&format!("a {long} y"), &phrase));
+    }
+
+    proptest! {
+        #[test]
+        fn ascii_matcher_agrees_with_the_spec_definition(
+            value in "[aAbB0 ,.x-]{0,40}",
+            words in proptest::collection::vec("[abAB0x]{1,3}", 1..4),
+        ) {
+            let phrase = text::phrase(&words.join(" "));
+            prop_assume!(!phrase.is_empty());
+            prop_assert_eq!(fast(&value, &phrase), general(&value, &phrase));
+        }
+    }
 }

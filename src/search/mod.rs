@@ -87,6 +87,9 @@ pub(crate) struct Matched<'a> {
     pub hits: Vec<Hit<'a>>,
     /// Per segment, per token, per group: matching records (for breakdowns of final results).
     pub token_groups: Vec<TokenGroups>,
+    /// Set by [`Source::standard_top`]: the number and levels of all candidates, of which
+    /// `hits` holds only those that can reach the page.
+    pub counts: Option<Counts>,
 }
 
 /// A source of candidates and stored records.
@@ -95,6 +98,19 @@ pub(crate) trait Source: Sync {
     fn name(&self) -> &'static str;
     /// The candidates of `query` under `filters`.
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>>;
+    /// For the standard profile's own order (no ranking option, no `--explain`, a non-empty
+    /// query): the candidates that can reach the first `limit` places or take part in a
+    /// supersession relation, their phrases checked wherever that can change the page or a
+    /// match level, and in [`Matched::counts`] the number and levels of all candidates. `None`
+    /// when the source knows no faster way than [`Source::matched`].
+    fn standard_top(
+        &self,
+        _query: &PreparedQuery,
+        _filters: &Filters,
+        _limit: usize,
+    ) -> Result<Option<Matched<'_>>> {
+        Ok(None)
+    }
     /// The stored record at `doc`.
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
     /// The live record with this id.
@@ -200,20 +216,33 @@ pub(crate) fn execute(
         }
     }
 
-    let matched = source.matched(&query, &filters)?;
     let token_count = query.tokens.len() as u32;
-    let mut hits = matched.hits;
     // The standard profile without ranking options: its order is score then id, so only the
     // top of the list needs sorting and only some phrases need checking.
     let plain_standard = request.profile == Profile::Standard
         && request.rerank.is_none()
         && request.candidates.is_none()
         && !request.mmr_enabled();
+    let top_only = plain_standard && request.explain.is_none() && !empty;
+    let top = match top_only {
+        true => source.standard_top(&query, &filters, request.limit)?,
+        false => None,
+    };
+    let matched = match top {
+        Some(top) => top,
+        None => source.matched(&query, &filters)?,
+    };
+    let precounted = matched.counts;
+    let mut hits = matched.hits;
     let involved = supersession_involved(&hits);
     // Phrase checks read stored text, so they are done only where they can change what is
     // reported: a match level (counts), a supersession relation, the explained record, or a
     // place on the page. Everything else keeps its phrase-less score, a lower bound.
-    if let Some(phrase) = query.phrase.as_deref().filter(|_| !empty) {
+    let phrase_to_check = query
+        .phrase
+        .as_deref()
+        .filter(|_| !empty && precounted.is_none());
+    if let Some(phrase) = phrase_to_check {
         // Bounds are only sound for the standard profile's own ranking; any other profile or
         // ranking option checks every candidate the postings allow.
         let must_verify = |i: usize, hit: &Hit<'_>| {
@@ -256,19 +285,23 @@ pub(crate) fn execute(
     let mut counts = Counts {
         candidates: hits.len(),
         filtered: matched.live - matched.passing,
-        ..Counts::default()
+        ..precounted.unwrap_or_default()
     };
     // The standard profile without ranking options keeps only what can reach the page: the
     // best `limit + |involved|` and the records in supersession relations (supersession only
     // lowers the scores of those). Everything else is counted, never materialized.
-    let top_only = plain_standard && request.explain.is_none() && !empty;
     let mut ranked: Vec<Ranked<'_>> = if top_only {
         let scored: Vec<(f64, MatchLevel)> = hits
             .par_iter()
             .map(|hit| standard_score(hit, hit.phrase == Some(true), token_count))
             .collect();
-        for (_, level) in &scored {
-            counts.add(*level);
+        match &precounted {
+            Some(all) => counts.candidates = all.candidates,
+            None => {
+                for (_, level) in &scored {
+                    counts.add(*level);
+                }
+            }
         }
         top_positions(&scored, &hits, request.limit + involved.len(), &involved)
             .into_iter()
@@ -458,15 +491,27 @@ pub(crate) fn sort_by_score(ranked: &mut [Ranked<'_>]) {
 }
 
 /// The score and level of a hit in the standard profile, without building its breakdown.
-fn standard_score(hit: &Hit<'_>, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
-    let relevance = standard::relevance(
+pub(crate) fn standard_score(hit: &Hit<'_>, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
+    standard_parts(
         hit.field_sum,
-        phrase,
         hit.coverage_mask.count_ones(),
+        phrase,
         token_count,
-    );
+        standard::feedback_score(&hit.feedback),
+    )
+}
+
+/// The standard score and level from a record's match evidence and feedback term.
+pub(crate) fn standard_parts(
+    field_sum: u32,
+    matched: u32,
+    phrase: bool,
+    token_count: u32,
+    feedback: f64,
+) -> (f64, MatchLevel) {
+    let relevance = standard::relevance(field_sum, phrase, matched, token_count);
     (
-        relevance.relevance + standard::feedback_score(&hit.feedback),
+        relevance.relevance + feedback,
         standard::match_level(relevance.coverage, relevance.relevance),
     )
 }

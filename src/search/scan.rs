@@ -136,6 +136,7 @@ pub(crate) fn scan_records<'a>(
         passing,
         hits,
         token_groups: vec![token_groups],
+        counts: None,
     }
 }
 
