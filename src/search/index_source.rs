@@ -197,10 +197,11 @@ impl<'a> IndexSource<'a> {
         for (t, groups) in token_groups.iter().enumerate() {
             for (g, records) in groups.iter().enumerate() {
                 let weight = FieldGroup::ALL[g].weight();
-                for doc in records {
+                // `for_each` runs container by container (roaring specializes `fold`).
+                records.iter().for_each(|doc| {
                     field_sum[doc as usize] += weight;
                     coverage[doc as usize] |= 1 << t;
-                }
+                });
             }
         }
 
@@ -608,7 +609,7 @@ fn survey(
     let mut level_depends = Vec::new();
     let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(wanted + 1);
     let mut phrase_docs = m.phrase_docs.iter().peekable();
-    for doc in &m.docs {
+    m.docs.iter().for_each(|doc| {
         counts.candidates += 1;
         let field_sum = m.field_sum[doc as usize];
         let matched = m.coverage[doc as usize].count_ones();
@@ -633,7 +634,7 @@ fn survey(
                 best.push(Reverse(bits));
             }
         }
-    }
+    });
     Survey {
         counts,
         level_depends,
