@@ -12,7 +12,9 @@
 //!            73  (3 bytes zero)
 //!            76  group_lengths  9 × u32  tokens per field group (stop words included)
 //!           112  strings_at     u64   offset of this record's strings in the string area
-//! strings   per record: id, supersedes, supersededBy, each as u16 length + UTF-8 bytes
+//! strings   per record: id, supersedes and a reserved slot (written absent, not read:
+//!           `supersededBy` is derived from the supersedes facets at search time, so segments
+//!           written apart need no shared column), each as u16 length + UTF-8 bytes
 //!           (length 0xFFFF: absent)
 //! types     u32 count, then each memory type as u16 length + UTF-8 bytes
 //! blocks    per block of BLOCK_ROWS rows: strings_start u64, strings_end u64,
@@ -67,8 +69,6 @@ pub struct Row<'a> {
     pub id: &'a str,
     /// The id this record supersedes.
     pub supersedes: Option<&'a str>,
-    /// The smallest id among the live records that supersede this one.
-    pub superseded_by: Option<&'a str>,
 }
 
 /// Writes the columns file row by row.
@@ -121,7 +121,7 @@ impl ColumnsWriter {
             r.extend_from_slice(&len.to_le_bytes());
         }
         r.extend_from_slice(&(self.strings.len() as u64).to_le_bytes());
-        for s in [Some(row.id), row.supersedes, row.superseded_by] {
+        for s in [Some(row.id), row.supersedes, None] {
             push_string(&mut self.strings, s);
         }
     }
@@ -349,8 +349,7 @@ impl Columns {
                     .corrupt(format!("row {doc} points outside its block's strings"))
             })?;
         let (id, at) = read_string(&self.file, strings, strings_at)?;
-        let (supersedes, at) = read_string(&self.file, strings, at)?;
-        let (superseded_by, _) = read_string(&self.file, strings, at)?;
+        let (supersedes, _) = read_string(&self.file, strings, at)?;
         Ok(Row {
             created_at: (nanos != u32::MAX).then(|| (u64_at(0) as i64, nanos)),
             memory_type,
@@ -367,7 +366,6 @@ impl Columns {
             group_lengths,
             id: id.ok_or_else(|| self.file.corrupt(format!("row {doc} has no id")))?,
             supersedes,
-            superseded_by,
         })
     }
 

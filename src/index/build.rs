@@ -213,7 +213,6 @@ pub(crate) fn write_segment(
     drop(encoded);
 
     // Columns.
-    let superseded_by = crate::record::smallest_superseders(records.iter().map(|r| &r.record));
     let mut group_length_sums = [0u64; GROUP_COUNT];
     for lengths in &group_lengths {
         for (sum, &len) in group_length_sums.iter_mut().zip(lengths) {
@@ -237,7 +236,6 @@ pub(crate) fn write_segment(
             group_lengths: *lengths,
             id: &record.id,
             supersedes: record.supersedes.as_deref(),
-            superseded_by: superseded_by.get(record.id.as_str()).copied(),
         });
     }
     files.insert("columns".to_string(), columns.finish()?.into());

@@ -11,6 +11,7 @@ pub mod writer;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -87,6 +88,8 @@ pub struct Index {
     generation_key: String,
     /// What the record log changed since the segments were written.
     pub(crate) overlay: Overlay,
+    /// `supersededBy` by id, computed on first use (see [`Index::superseders`]).
+    superseders: OnceLock<HashMap<String, String>>,
 }
 
 impl Index {
@@ -239,7 +242,40 @@ impl Index {
             damage,
             generation_key,
             overlay,
+            superseders: OnceLock::new(),
         })
+    }
+
+    /// SPEC §6.1 `supersededBy` of every superseded id: the smallest id among the live records
+    /// naming it in `supersedes`, from the supersedes facets of every segment (less the records
+    /// the log replaced) and the log's records. Computed on first use, in time proportional to
+    /// the records that supersede another, not to the corpus; segments written apart (a
+    /// spilling build) need no shared column for it.
+    pub(crate) fn superseders(&self) -> Result<&HashMap<String, String>> {
+        if let Some(map) = self.superseders.get() {
+            return Ok(map);
+        }
+        let mut map: HashMap<String, String> = HashMap::new();
+        let mut offer = |target: &str, id: &str| match map.get_mut(target) {
+            Some(smallest) if id.as_bytes() < smallest.as_bytes() => *smallest = id.to_string(),
+            Some(_) => {}
+            None => {
+                map.insert(target.to_string(), id.to_string());
+            }
+        };
+        for (s, segment) in self.segments.iter().enumerate() {
+            for (target, docs) in segment.supersedes_facets()? {
+                for doc in docs - &self.overlay.dead[s] {
+                    offer(&target, segment.columns.id(doc)?);
+                }
+            }
+        }
+        for stored in &self.overlay.records {
+            if let Some(target) = &stored.record.supersedes {
+                offer(target, &stored.record.id);
+            }
+        }
+        Ok(self.superseders.get_or_init(|| map))
     }
 
     /// The index directory.

@@ -12,7 +12,6 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::codec::{LogEntry, StoredRecord};
-use crate::format::FACET_SUPERSEDES;
 use crate::index::segment::Segment;
 use crate::record::Feedback;
 use crate::search::scan::ScanSource;
@@ -33,8 +32,6 @@ pub(crate) struct Overlay {
     pub feedback_docs: Vec<HashMap<u32, Feedback>>,
     /// Per segment: records replaced or deleted.
     pub dead: Vec<RoaringBitmap>,
-    /// Recomputed `supersededBy` for ids whose superseders the log changed.
-    pub superseded_by: HashMap<String, Option<String>>,
     /// Entries replayed.
     pub entries: usize,
     /// Bytes of sound log.
@@ -126,53 +123,7 @@ impl Overlay {
                 .insert(stored.record.id.clone(), overlay.records.len());
             overlay.records.push(stored);
         }
-        overlay.resolve_supersession(segments)?;
         Ok(overlay)
-    }
-
-    /// Recomputes `supersededBy` for every id whose set of live superseders the log changed:
-    /// targets of dead segment records, targets of log records, and log records themselves.
-    fn resolve_supersession(&mut self, segments: &[Segment]) -> Result<()> {
-        let mut affected: Vec<String> = Vec::new();
-        for (s, segment) in segments.iter().enumerate() {
-            for doc in &self.dead[s] {
-                if let Some(target) = segment.columns.row(doc)?.supersedes {
-                    affected.push(target.to_string());
-                }
-            }
-        }
-        for stored in &self.records {
-            affected.push(stored.record.id.clone());
-            if let Some(target) = &stored.record.supersedes {
-                affected.push(target.clone());
-            }
-        }
-        affected.sort();
-        affected.dedup();
-        for target in affected {
-            let mut smallest: Option<String> = None;
-            let mut offer = |id: &str| {
-                if smallest
-                    .as_deref()
-                    .is_none_or(|s| id.as_bytes() < s.as_bytes())
-                {
-                    smallest = Some(id.to_string());
-                }
-            };
-            for (s, segment) in segments.iter().enumerate() {
-                let key = [FACET_SUPERSEDES, target.as_bytes()].concat();
-                for doc in segment.facet(&key)? - &self.dead[s] {
-                    offer(segment.columns.row(doc)?.id);
-                }
-            }
-            for stored in &self.records {
-                if stored.record.supersedes.as_deref() == Some(target.as_str()) {
-                    offer(&stored.record.id);
-                }
-            }
-            self.superseded_by.insert(target, smallest);
-        }
-        Ok(())
     }
 
     /// The log's live records as a scan source (segment 0 of it is the log).

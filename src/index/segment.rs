@@ -141,18 +141,29 @@ impl Segment {
         if let Some(set) = self.superseding.get() {
             return Ok(set);
         }
-        let mut postings = Vec::new();
-        self.facets
-            .for_each_with_prefix(FACET_SUPERSEDES, |_, n| postings.push(n))?;
-        let file = self.facet_postings.file();
         let mut set = RoaringBitmap::new();
-        for n in postings {
-            let bitmap = decode_bitmap(self.facet_postings.get(n as usize)?)
-                .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
-            self.check_records(&bitmap, file)?;
-            set |= bitmap;
+        for (_, docs) in self.supersedes_facets()? {
+            set |= docs;
         }
         Ok(self.superseding.get_or_init(|| set))
+    }
+
+    /// Each id some record of this segment supersedes, with the records naming it.
+    pub fn supersedes_facets(&self) -> Result<Vec<(String, RoaringBitmap)>> {
+        let mut keys = Vec::new();
+        self.facets
+            .for_each_with_prefix(FACET_SUPERSEDES, |key, n| keys.push((key.to_vec(), n)))?;
+        let file = self.facet_postings.file();
+        keys.into_iter()
+            .map(|(key, n)| {
+                let target = String::from_utf8(key[FACET_SUPERSEDES.len()..].to_vec())
+                    .map_err(|_| self.facets.file().corrupt("a supersedes key is not UTF-8"))?;
+                let docs = decode_bitmap(self.facet_postings.get(n as usize)?)
+                    .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
+                self.check_records(&docs, file)?;
+                Ok((target, docs))
+            })
+            .collect()
     }
 
     /// The number of records.

@@ -40,7 +40,7 @@ impl Source for IndexSource<'_> {
             .enumerate()
             .map(|(s, segment)| self.segment_matched(s as u32, segment, query, filters))
             .collect::<Result<Vec<_>>>()?;
-        per_segment.extend(self.log_matched(query, filters));
+        per_segment.extend(self.log_matched(query, filters)?);
         let mut matched = Matched {
             live: 0,
             passing: 0,
@@ -235,10 +235,7 @@ impl<'a> IndexSource<'a> {
         if let Some(added) = overlay.feedback_for(row.id) {
             feedback.merge(added);
         }
-        let superseded_by = match overlay.superseded_by.get(row.id) {
-            Some(recomputed) => recomputed.as_deref(),
-            None => row.superseded_by,
-        };
+        let superseded_by = self.index.superseders()?.get(row.id).map(String::as_str);
         Ok(Hit {
             doc: DocRef { segment: m.s, doc },
             id: row.id,
@@ -373,7 +370,7 @@ impl<'a> IndexSource<'a> {
             .enumerate()
             .map(|(s, segment)| self.segment_match(s as u32, segment, query, filters))
             .collect::<Result<Vec<_>>>()?;
-        let log = self.log_matched(query, filters);
+        let log = self.log_matched(query, filters)?;
         let log_hits = log.as_ref().map_or(&[][..], |l| &l.hits[..]);
         let (involved, targets) = self.involvement(&matches, log_hits)?;
         let log_involved =
@@ -563,24 +560,25 @@ impl<'a> IndexSource<'a> {
     }
 
     /// The log's live records, scanned (they are few: compaction bounds the log).
-    fn log_matched(&self, query: &PreparedQuery, filters: &Filters) -> Option<Matched<'a>> {
+    fn log_matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Option<Matched<'a>>> {
         let index = self.index;
         let overlay = &index.overlay;
         if overlay.records.is_empty() {
-            return None;
+            return Ok(None);
         }
+        let superseders = index.superseders()?;
         let superseded_by = |doc: u32| {
             let id = overlay.records[doc as usize].record.id.as_str();
-            overlay.superseded_by.get(id).and_then(|s| s.as_deref())
+            superseders.get(id).map(String::as_str)
         };
-        Some(scan_records(
+        Ok(Some(scan_records(
             &overlay.records,
             index.segments.len() as u32,
             query,
             filters,
             &index.analyzer,
             &superseded_by,
-        ))
+        )))
     }
 }
 
