@@ -243,6 +243,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             skip_invalid: true,
             stem: options.stem,
             progress: false,
+            segment_records: 0,
         },
     )?;
     let build_seconds = started.elapsed().as_secs_f64();

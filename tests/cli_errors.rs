@@ -745,3 +745,67 @@ fn write_commands_report_bad_input_with_exit_2_and_unknown_ids_with_exit_1() {
     after.assert_ok("stats");
     assert_eq!(after.json()["logEntries"], json!(0));
 }
+
+#[test]
+fn a_build_in_segments_answers_like_one_segment_and_finds_duplicates_in_written_ones() {
+    let ws = Workspace::new();
+    let input = ws.write_records("sample.jsonl", &sample_records());
+    ws.build("one", &input, &[]).assert_ok("one segment");
+    ws.build("split", &input, &["--segment-records", "1"])
+        .assert_ok("a segment per record");
+    let stats = reliora(&ws.path("split"), &["stats"]).ok();
+    assert_eq!(stats["segments"], 4, "{stats}");
+    assert_eq!(stats["records"], 4, "{stats}");
+    // rs-2 (segment 2) supersedes rs-1 (segment 0): supersededBy crosses segments.
+    for query in ["tokio runtime", "database connections", "race map"] {
+        for profile in ["standard", "decay", "recency", "bm25f"] {
+            let args = ["search", query, "--profile", profile, "--now", NOW];
+            let mut one = reliora(&ws.path("one"), &args).ok();
+            let mut split = reliora(&ws.path("split"), &args).ok();
+            // The fingerprint names the index generation; everything else must agree.
+            one["fingerprint"] = Value::Null;
+            split["fingerprint"] = Value::Null;
+            assert_eq!(one, split, "{query} / {profile}");
+        }
+    }
+    let tokio = reliora(
+        &ws.path("split"),
+        &["search", "tokio runtime", "--now", NOW],
+    )
+    .ok();
+    let superseded: Vec<&Value> = tokio["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] == "rs-1")
+        .map(|r| &r["supersededBy"])
+        .collect();
+    assert_eq!(superseded, [&json!("rs-2")]);
+    reliora(&ws.path("split"), &["check"]).assert_ok("check a split index");
+
+    // A duplicate of a record in a segment already written names that record's line.
+    let mut records = sample_records();
+    records.push(json!({"id": "rs-1", "title": "again"}));
+    let input = ws.write_records("dup.jsonl", &records);
+    let run = ws.build("dup", &input, &["--segment-records", "2"]);
+    run.assert_error(
+        "invalid_record",
+        &["rs-1".into(), at("dup.jsonl", 1), at("dup.jsonl", 5)],
+        "duplicate across segments",
+    );
+    assert_no_index(&ws.path("dup"), "duplicate across segments");
+
+    // An invalid record after the duplicate is still the error reported.
+    records.push(json!({"id": "late", "title": 7}));
+    let input = ws.write_records("dup_then_bad.jsonl", &records);
+    let run = ws.build("dup2", &input, &["--segment-records", "2"]);
+    run.assert_error(
+        "invalid_record",
+        &[at("dup_then_bad.jsonl", 6), "title".into()],
+        "invalid record after a duplicate",
+    );
+    assert_no_index(&ws.path("dup2"), "invalid record after a duplicate");
+
+    let run = ws.build("zero", &input, &["--segment-records", "0"]);
+    assert_eq!(run.error_code(), "invalid_option", "--segment-records 0");
+}

@@ -132,17 +132,24 @@ fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
     (1usize..12).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
 }
 
-fn build(dir: &Path, records: &[serde_json::Value]) -> Index {
+/// Builds `records` into one segment (`segment_records` 0) or segments of that many records.
+fn build(dir: &Path, records: &[serde_json::Value], segment_records: usize) -> Index {
     let input = dir.join("input.jsonl");
     let lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
     let index_dir = dir.join("index");
     let options = BuildOptions {
         inputs: vec![input],
+        segment_records,
         ..BuildOptions::default()
     };
     Index::build(&index_dir, &options).unwrap();
     Index::open(&index_dir).unwrap()
+}
+
+/// Segment sizes: one segment, or several (an index a spilling build wrote).
+fn segment_records() -> impl Strategy<Value = usize> {
+    prop::sample::select(&[0usize, 1, 2, 5][..])
 }
 
 fn request(query: &str, options: &[(&str, &str)]) -> SearchRequest {
@@ -217,9 +224,10 @@ proptest! {
         filters in filters(),
         profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
         extras in profile_options(),
+        segments in segment_records(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records);
+        let index = build(dir.path(), &records, segments);
         let mut options: Vec<(&str, &str)> = filters.iter().map(|(n, v)| (*n, v.as_str())).collect();
         options.push(("profile", profile));
         options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
@@ -248,9 +256,10 @@ proptest! {
         records in records(),
         query in text(6),
         limit in 1usize..4,
+        segments in segment_records(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records);
+        let index = build(dir.path(), &records, segments);
         let full = request(&query, &[]);
         let Ok(all) = index.search(&full) else { return Ok(()); };
         let limit_text = limit.to_string();
@@ -272,7 +281,7 @@ proptest! {
         query in text(6),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records);
+        let index = build(dir.path(), &records, 0);
         let Ok(response) = index.search(&request(&query, &[])) else { return Ok(()); };
         for r in &response.results {
             let sum: f64 = r

@@ -136,6 +136,9 @@ pub struct BuildArgs {
     /// Stem tokens with Snowball English (recorded in the index).
     #[arg(long)]
     pub stem: bool,
+    /// Records per segment: a build holds one segment in memory at a time [default: 200000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub segment_records: Option<u32>,
 }
 
 /// `reliora search`.

@@ -21,6 +21,9 @@ use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::text::{self, IndexToken, TextAnalyzer};
 
+/// Records analyzed (or encoded) in parallel at a time.
+const BATCH_RECORDS: usize = 8192;
+
 /// The terms of one record: (term key, group, term frequency), and tokens per group.
 struct RecordTerms {
     terms: Vec<(Vec<u8>, u8, u32)>,
@@ -80,30 +83,30 @@ pub(crate) fn write_segment(
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
     let mut files = BTreeMap::new();
 
-    let analyzed: Vec<RecordTerms> = records
-        .par_iter()
-        .map(|r| {
-            let terms = analyze(&r.record, analyzer);
-            if let Some(bar) = progress {
-                bar.inc(1);
-            }
-            terms
-        })
-        .collect();
-
-    // Invert: term → its postings as (group, record, tf), records ascending.
+    // Analyze a batch of records in parallel, then invert it: term → its postings as
+    // (group, record, tf), records ascending. Batches keep the analyzed form small.
     let mut term_numbers: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut postings: Vec<Vec<(u8, u32, u32)>> = Vec::new();
     let mut group_lengths = Vec::with_capacity(records.len());
-    for (doc, record_terms) in analyzed.into_iter().enumerate() {
-        group_lengths.push(record_terms.group_lengths);
-        for (key, group, tf) in record_terms.terms {
-            let next = postings.len() as u32;
-            let number = *term_numbers.entry(key).or_insert(next);
-            if number == next {
-                postings.push(Vec::new());
+    for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
+        let analyzed: Vec<RecordTerms> = batch
+            .par_iter()
+            .map(|r| analyze(&r.record, analyzer))
+            .collect();
+        for (i, record_terms) in analyzed.into_iter().enumerate() {
+            let doc = (b * BATCH_RECORDS + i) as u32;
+            group_lengths.push(record_terms.group_lengths);
+            for (key, group, tf) in record_terms.terms {
+                let next = postings.len() as u32;
+                let number = *term_numbers.entry(key).or_insert(next);
+                if number == next {
+                    postings.push(Vec::new());
+                }
+                postings[number as usize].push((group, doc, tf));
             }
-            postings[number as usize].push((group, doc as u32, tf));
+        }
+        if let Some(bar) = progress {
+            bar.inc(batch.len() as u64);
         }
     }
     let mut keys: Vec<(Vec<u8>, u32)> = term_numbers.into_iter().collect();
@@ -201,16 +204,17 @@ pub(crate) fn write_segment(
     drop(ids);
 
     // The record store.
-    let encoded: Vec<Vec<u8>> = records
-        .par_iter()
-        .map(|r| codec::encode(&r.record, &r.locator))
-        .collect();
     let mut writer = BlobWriter::create(path("store"), FileKind::Store)?;
-    for bytes in &encoded {
-        writer.push(bytes)?;
+    for batch in records.chunks(BATCH_RECORDS) {
+        let encoded: Vec<Vec<u8>> = batch
+            .par_iter()
+            .map(|r| codec::encode(&r.record, &r.locator))
+            .collect();
+        for bytes in &encoded {
+            writer.push(bytes)?;
+        }
     }
     files.insert("store".to_string(), writer.finish()?.into());
-    drop(encoded);
 
     // Columns.
     let mut group_length_sums = [0u64; GROUP_COUNT];

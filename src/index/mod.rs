@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::StoredRecord;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
-use crate::record::input::{read_inputs, FieldMap, SourcedRecord};
+use crate::record::input::{read_inputs_in_batches, FieldMap, SourcedRecord};
 use crate::search::index_source::IndexSource;
 use crate::search::request::{Backend, SearchRequest};
 use crate::search::response::SearchResponse;
@@ -46,6 +46,10 @@ pub struct BuildOptions {
     pub stem: bool,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Records per segment (`--segment-records`); 0 means
+    /// [`DEFAULT_SEGMENT_RECORDS`](writer::DEFAULT_SEGMENT_RECORDS). A build holds one
+    /// segment's records and postings in memory at a time.
+    pub segment_records: usize,
 }
 
 /// A record `build --skip-invalid` left out, and why.
@@ -95,21 +99,120 @@ pub struct Index {
 impl Index {
     /// Builds a new index generation in `dir` from the inputs of `options`.
     ///
-    /// The previous generation, if any, stays readable until the new manifest replaces it.
+    /// Input is read a batch at a time and written a segment of
+    /// [`BuildOptions::segment_records`] records at a time, so memory stays bounded whatever
+    /// the corpus size (JSON Lines input; a JSON array file is read whole). The previous
+    /// generation, if any, stays readable until the new manifest replaces it; a build that
+    /// fails removes what it wrote.
     pub fn build(dir: &Path, options: &BuildOptions) -> Result<BuildReport> {
-        let batch = read_inputs(&options.inputs, &options.field_map, options.skip_invalid)?;
-        let skipped = batch
-            .skipped
-            .iter()
-            .map(|s| SkippedRecord {
-                locator: s.locator.clone(),
-                message: s.error.to_string(),
-            })
-            .collect();
-        let mut report =
-            Index::build_from_records(dir, batch.records, options.stem, options.progress)?;
-        report.skipped = skipped;
-        Ok(report)
+        let per_segment = match options.segment_records {
+            0 => writer::DEFAULT_SEGMENT_RECORDS,
+            n => n,
+        };
+        let created = !dir.exists();
+        let built = Index::build_streaming(dir, options, per_segment);
+        if built.is_err() && created {
+            // Nothing of a failed build stays behind, not even the directory it made.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        built
+    }
+
+    fn build_streaming(
+        dir: &Path,
+        options: &BuildOptions,
+        per_segment: usize,
+    ) -> Result<BuildReport> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let _lock = writer::WriterLock::acquire(dir)?;
+        let bar = options.progress.then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} indexing {pos} records {elapsed}")
+                    .expect("valid template"),
+            );
+            bar
+        });
+        let mut writer = writer::GenerationWriter::new(dir, options.stem, bar.as_ref())?;
+        // Every id seen, with its position in the build (segment-major), for duplicates.
+        let mut ids: HashMap<Box<str>, u64> = HashMap::new();
+        let mut pending: Vec<SourcedRecord> = Vec::new();
+        let mut written = 0u64;
+        let mut skipped = Vec::new();
+        // A duplicate id stops the writing, not the reading: an invalid record later in the
+        // input is still reported first, as it would be had the whole input been read first.
+        let mut duplicate: Option<Error> = None;
+        read_inputs_in_batches(
+            &options.inputs,
+            &options.field_map,
+            options.skip_invalid,
+            |batch| {
+                skipped.extend(batch.skipped.into_iter().map(|s| SkippedRecord {
+                    locator: s.locator,
+                    message: s.error.to_string(),
+                }));
+                for r in batch.records {
+                    if duplicate.is_some() {
+                        continue;
+                    }
+                    let position = written + pending.len() as u64;
+                    match ids.entry(r.record.id.as_str().into()) {
+                        std::collections::hash_map::Entry::Occupied(first) => {
+                            let first = *first.get();
+                            let first = match first.checked_sub(written) {
+                                Some(i) => pending[i as usize].locator.clone(),
+                                None => writer.locator(
+                                    (first / per_segment as u64) as usize,
+                                    (first % per_segment as u64) as u32,
+                                )?,
+                            };
+                            duplicate = Some(Error::DuplicateId {
+                                id: r.record.id.clone(),
+                                first,
+                                second: r.locator,
+                            });
+                            continue;
+                        }
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            slot.insert(position);
+                        }
+                    }
+                    pending.push(r);
+                    if pending.len() == per_segment {
+                        writer.push_segment(&pending)?;
+                        written += pending.len() as u64;
+                        pending.clear();
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        if let Some(error) = duplicate {
+            return Err(error);
+        }
+        if !pending.is_empty() {
+            writer.push_segment(&pending)?;
+            written += pending.len() as u64;
+        }
+        drop(pending);
+        let (manifest, terms) = writer.commit()?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        Ok(BuildReport {
+            index: dir.to_path_buf(),
+            records: written as usize,
+            skipped,
+            terms,
+            generation: manifest.generation,
+            stem: options.stem,
+            bytes: manifest
+                .segments
+                .iter()
+                .flat_map(|s| s.files.values())
+                .map(|f| f.len)
+                .sum(),
+        })
     }
 
     /// Builds a new index generation in `dir` from already validated records, replacing what

@@ -318,8 +318,14 @@ fn compact_locked(dir: &Path) -> Result<CompactReport> {
     })
 }
 
-/// Writes a new generation holding `records` (one segment, an empty log), makes it current and
-/// deletes the files of older generations. The caller holds the writer lock.
+/// Records per segment when the caller names no number. Building a segment holds its records,
+/// their terms and its postings in memory, so this bounds a build's memory whatever the
+/// corpus size: a larger corpus gets more segments, which searches visit in parallel.
+pub const DEFAULT_SEGMENT_RECORDS: usize = 200_000;
+
+/// Writes a new generation holding `records` (segments of [`DEFAULT_SEGMENT_RECORDS`], an
+/// empty log), makes it current and deletes the files of older generations. The caller holds
+/// the writer lock.
 ///
 /// Until the manifest is swapped nothing a reader uses changes: when writing fails (a full disk,
 /// a failed fsync), the new generation's files are removed and the previous generation is
@@ -330,44 +336,92 @@ pub(crate) fn write_generation(
     stem: bool,
     progress: Option<&ProgressBar>,
 ) -> Result<(Manifest, usize)> {
-    let previous = Manifest::load(dir).ok();
-    let generation = next_generation(dir, previous.as_ref())?;
-    let written = write_generation_files(dir, generation, records, stem, progress)
-        .and_then(|(manifest, terms)| manifest.store(dir).map(|()| (manifest, terms)));
-    match written {
-        Ok((manifest, terms)) => {
-            remove_unnamed(dir, &manifest);
-            Ok((manifest, terms))
+    let mut writer = GenerationWriter::new(dir, stem, progress)?;
+    for chunk in records.chunks(DEFAULT_SEGMENT_RECORDS) {
+        writer.push_segment(chunk)?;
+    }
+    writer.commit()
+}
+
+/// Writes the segments of a new generation one after another, then makes it current. Dropped
+/// before [`GenerationWriter::commit`] succeeds, it removes the files it wrote, leaving the
+/// previous generation exactly as it was. The caller holds the writer lock.
+pub(crate) struct GenerationWriter<'p> {
+    dir: PathBuf,
+    generation: u64,
+    stem: bool,
+    analyzer: TextAnalyzer,
+    segments: Vec<crate::format::manifest::SegmentEntry>,
+    terms: usize,
+    progress: Option<&'p ProgressBar>,
+    committed: bool,
+}
+
+impl<'p> GenerationWriter<'p> {
+    /// Starts the generation after the newest one `dir` holds.
+    pub fn new(dir: &Path, stem: bool, progress: Option<&'p ProgressBar>) -> Result<Self> {
+        let previous = Manifest::load(dir).ok();
+        Ok(GenerationWriter {
+            dir: dir.to_path_buf(),
+            generation: next_generation(dir, previous.as_ref())?,
+            stem,
+            analyzer: TextAnalyzer::new(stem),
+            segments: Vec::new(),
+            terms: 0,
+            progress,
+            committed: false,
+        })
+    }
+
+    /// Writes `records` as the generation's next segment.
+    pub fn push_segment(&mut self, records: &[SourcedRecord]) -> Result<()> {
+        let name = format!("g{:06}-s{:04}", self.generation, self.segments.len());
+        let written = write_segment(&self.dir, &name, records, &self.analyzer, self.progress)?;
+        self.terms += written.terms;
+        self.segments.push(written.entry);
+        Ok(())
+    }
+
+    /// The locator of record `doc` of segment `segment` already written.
+    pub fn locator(&self, segment: usize, doc: u32) -> Result<String> {
+        let entry = &self.segments[segment];
+        Ok(crate::index::segment::Store::open(&self.dir, entry)?
+            .get(doc)?
+            .locator)
+    }
+
+    /// Creates the empty log and swaps the manifest in (a generation without records gets one
+    /// empty segment), then deletes older generations' files. Returns the manifest and the
+    /// distinct terms summed over segments.
+    pub fn commit(mut self) -> Result<(Manifest, usize)> {
+        if self.segments.is_empty() {
+            self.push_segment(&[])?;
         }
-        Err(error) => {
-            if !Manifest::load(dir).is_ok_and(|m| m.generation == generation) {
-                remove_generation(dir, generation);
-            }
-            Err(error)
-        }
+        let generation = self.generation;
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            generation,
+            stem: self.stem,
+            segments: std::mem::take(&mut self.segments),
+            log: format!("g{generation:06}.log"),
+            log_id: random_log_id(),
+        };
+        create_log(&self.dir.join(&manifest.log), manifest.log_id)?;
+        manifest.store(&self.dir)?;
+        self.committed = true;
+        remove_unnamed(&self.dir, &manifest);
+        Ok((manifest, self.terms))
     }
 }
 
-fn write_generation_files(
-    dir: &Path,
-    generation: u64,
-    records: &[SourcedRecord],
-    stem: bool,
-    progress: Option<&ProgressBar>,
-) -> Result<(Manifest, usize)> {
-    let name = format!("g{generation:06}-s0000");
-    let analyzer = TextAnalyzer::new(stem);
-    let written = write_segment(dir, &name, records, &analyzer, progress)?;
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        generation,
-        stem,
-        segments: vec![written.entry],
-        log: format!("g{generation:06}.log"),
-        log_id: random_log_id(),
-    };
-    create_log(&dir.join(&manifest.log), manifest.log_id)?;
-    Ok((manifest, written.terms))
+impl Drop for GenerationWriter<'_> {
+    fn drop(&mut self) {
+        if !self.committed
+            && !Manifest::load(&self.dir).is_ok_and(|m| m.generation == self.generation)
+        {
+            remove_generation(&self.dir, self.generation);
+        }
+    }
 }
 
 /// A random, non-zero log id (std's per-process random hash keys, mixed with the clock).

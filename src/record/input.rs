@@ -29,6 +29,8 @@ use rayon::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// The `--field-map SRC=DST` renamings, in the order given.
@@ -211,17 +213,40 @@ pub fn read_inputs(
     skip_invalid: bool,
 ) -> Result<InputBatch, Error> {
     let mut batch = InputBatch::default();
+    read_inputs_in_batches(paths, field_map, skip_invalid, |part| {
+        batch.records.extend(part.records);
+        batch.skipped.extend(part.skipped);
+        Ok(())
+    })?;
+    Ok(batch)
+}
+
+/// Lines of JSON Lines input parsed (in parallel) per batch.
+const LINES_PER_BATCH: usize = 16_384;
+/// Bytes of JSON Lines input read per batch at most (a batch ends after the line crossing it).
+const BYTES_PER_BATCH: usize = 32 << 20;
+
+/// Like [`read_inputs`], but hands the records to `visit` in batches, in input order, so that
+/// memory stays bounded whatever the input size: JSON Lines files are read a batch of lines at a
+/// time (JSON arrays and documents are read whole). Stops at the first error, from reading or
+/// from `visit`.
+pub fn read_inputs_in_batches(
+    paths: &[PathBuf],
+    field_map: &FieldMap,
+    skip_invalid: bool,
+    mut visit: impl FnMut(InputBatch) -> Result<(), Error>,
+) -> Result<(), Error> {
     for path in paths {
         let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if metadata.is_dir() {
             for file in input_files_in(path)? {
-                read_file(&file, field_map, skip_invalid, &mut batch)?;
+                read_file(&file, field_map, skip_invalid, &mut visit)?;
             }
         } else {
-            read_file(path, field_map, skip_invalid, &mut batch)?;
+            read_file(path, field_map, skip_invalid, &mut visit)?;
         }
     }
-    Ok(batch)
+    Ok(())
 }
 
 /// Parse one record from JSON text (`reliora record FILE|-`); `locator` names the source in
@@ -307,27 +332,110 @@ fn read_file(
     path: &Path,
     field_map: &FieldMap,
     skip_invalid: bool,
-    batch: &mut InputBatch,
+    visit: &mut impl FnMut(InputBatch) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    read_file_batched(path, field_map, skip_invalid, LINES_PER_BATCH, visit)
+}
+
+/// [`read_file`] with JSON Lines handed over `lines_per_batch` lines at a time at most.
+fn read_file_batched(
+    path: &Path,
+    field_map: &FieldMap,
+    skip_invalid: bool,
+    lines_per_batch: usize,
+    visit: &mut impl FnMut(InputBatch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut deliver = |outcomes: Vec<Outcome>| {
+        let mut batch = InputBatch::default();
+        for outcome in outcomes {
+            match outcome {
+                Ok(record) => batch.records.push(record),
+                Err(skipped) if skip_invalid => batch.skipped.push(skipped),
+                Err(skipped) => {
+                    // The records before the invalid one are still handed over: the caller
+                    // sees input order, then the error.
+                    visit(batch)?;
+                    return Err(skipped.error);
+                }
+            }
+        }
+        visit(batch)
+    };
+    let name = path.display().to_string();
+    let io = |e| Error::io(path, e);
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    // The form is known from the first non-blank line (after a byte order mark).
+    let mut head: Vec<u8> = Vec::new();
+    let mut line_number = 0;
+    let mut head_line_start;
+    loop {
+        let start = head.len();
+        head_line_start = start;
+        if reader.read_until(b'\n', &mut head).map_err(io)? == 0 {
+            break;
+        }
+        line_number += 1;
+        let line = &head[start..];
+        let line = if line_number == 1 {
+            line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+        } else {
+            line
+        };
+        if !line.iter().all(|&b| is_json_space(b)) {
+            break;
+        }
+    }
+    let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
     let Some(first) = body.iter().position(|&b| !is_json_space(b)) else {
         return Ok(()); // empty or whitespace only: no records
     };
-    let name = path.display().to_string();
-    let outcomes = if body[first] == b'[' {
-        read_array(&name, body, field_map)?
-    } else if has_extension(path, &["json"]) && first_line_is_incomplete(body, first) {
-        vec![read_document(&name, body, first, field_map)]
-    } else {
-        read_lines(&name, body, field_map)
-    };
-    for outcome in outcomes {
-        match outcome {
-            Ok(record) => batch.records.push(record),
-            Err(skipped) if skip_invalid => batch.skipped.push(skipped),
-            Err(skipped) => return Err(skipped.error),
+    let whole = body[first] == b'['
+        || (has_extension(path, &["json"]) && first_line_is_incomplete(body, first));
+    if whole {
+        let mut bytes = head.clone();
+        reader.read_to_end(&mut bytes).map_err(io)?;
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let outcomes = if body[first] == b'[' {
+            read_array(&name, body, field_map)?
+        } else {
+            vec![read_document(&name, body, first, field_map)]
+        };
+        return deliver(outcomes);
+    }
+    // JSON Lines: batches of lines, each parsed in parallel.
+    let mut text = head.split_off(head_line_start);
+    drop(head);
+    let mut starts: Vec<(usize, usize)> = vec![(line_number, 0)]; // (line, offset in text)
+    let mut offsets_done = false;
+    while !offsets_done {
+        while starts.len() < lines_per_batch && text.len() < BYTES_PER_BATCH {
+            let start = text.len();
+            if reader.read_until(b'\n', &mut text).map_err(io)? == 0 {
+                offsets_done = true;
+                break;
+            }
+            line_number += 1;
+            starts.push((line_number, start));
         }
+        let lines: Vec<(usize, &[u8])> = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &(line, start))| {
+                let end = starts.get(i + 1).map_or(text.len(), |next| next.1);
+                let bytes = &text[start..end];
+                let bytes = if line == 1 {
+                    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+                } else {
+                    bytes
+                };
+                (line, bytes.strip_suffix(b"\n").unwrap_or(bytes))
+            })
+            .filter(|(_, line)| !line.iter().all(|&b| is_json_space(b)))
+            .collect();
+        let outcomes = read_lines(&name, &lines, field_map);
+        deliver(outcomes)?;
+        text.clear();
+        starts.clear();
     }
     Ok(())
 }
@@ -476,13 +584,8 @@ fn read_document(name: &str, body: &[u8], first: usize, field_map: &FieldMap) ->
 }
 
 /// A JSON Lines file: one record per non-blank line.
-fn read_lines(name: &str, body: &[u8], field_map: &FieldMap) -> Vec<Outcome> {
-    let lines: Vec<(usize, &[u8])> = body
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .filter(|(_, line)| !line.iter().all(|&b| is_json_space(b)))
-        .map(|(i, line)| (i + 1, line))
-        .collect();
+/// Parses numbered, non-blank lines of JSON Lines input, in parallel, keeping their order.
+fn read_lines(name: &str, lines: &[(usize, &[u8])], field_map: &FieldMap) -> Vec<Outcome> {
     lines
         .par_iter()
         .with_min_len(64)

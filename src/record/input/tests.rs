@@ -550,3 +550,72 @@ fn record_size_is_measured_on_compact_json() {
     let batch = read(&[padded], false).unwrap();
     assert_eq!(titles(&batch), ["t"]);
 }
+
+/// Reads `path` handing JSON Lines over `lines` lines at a time; returns the batches.
+fn batches(path: &Path, skip_invalid: bool, lines: usize) -> (Vec<InputBatch>, Option<Error>) {
+    let mut got = Vec::new();
+    let outcome = read_file_batched(path, &FieldMap::new(), skip_invalid, lines, &mut |b| {
+        got.push(b);
+        Ok(())
+    });
+    (got, outcome.err())
+}
+
+#[test]
+fn json_lines_in_batches_keep_lines_order_and_locators() {
+    let inputs = Inputs::new();
+    // A byte order mark, blank lines (also before the first record), CRLF endings, no final
+    // newline: the same records and locators whatever the batch size.
+    let text = "\u{feff}\n  \n{\"title\": \"a\"}\r\n\n{\"title\": \"b\"}\n{\"title\": \"c\"}\n\n\
+                {\"title\": \"d\"}\n{\"title\": \"e\"}";
+    let path = inputs.file("in.jsonl", text);
+    let whole = read(std::slice::from_ref(&path), false).unwrap();
+    assert_eq!(titles(&whole), ["a", "b", "c", "d", "e"]);
+    let name = path.display();
+    let expected: Vec<String> = [3, 5, 6, 8, 9]
+        .iter()
+        .map(|l| format!("{name}:{l}"))
+        .collect();
+    assert_eq!(locators(&whole), expected);
+    for size in 1..=4 {
+        let (got, error) = batches(&path, false, size);
+        assert!(error.is_none());
+        assert!(got.iter().all(|b| b.records.len() <= size), "size {size}");
+        let merged = InputBatch {
+            records: got.into_iter().flat_map(|b| b.records).collect(),
+            skipped: Vec::new(),
+        };
+        assert_eq!(titles(&merged), titles(&whole), "size {size}");
+        assert_eq!(locators(&merged), expected, "size {size}");
+    }
+}
+
+#[test]
+fn an_invalid_line_in_a_later_batch_fails_after_the_records_before_it() {
+    let inputs = Inputs::new();
+    let path = inputs.file(
+        "in.jsonl",
+        "{\"title\": \"a\"}\n{\"title\": \"b\"}\n{\"title\": 7}\n{\"title\": \"d\"}\n",
+    );
+    let (got, error) = batches(&path, false, 1);
+    let delivered: Vec<String> = got
+        .iter()
+        .flat_map(|b| b.records.iter().map(|r| r.record.title.clone()))
+        .collect();
+    assert_eq!(delivered, ["a", "b"]);
+    let error = error.expect("line 3 is invalid").to_string();
+    assert!(
+        error.contains("in.jsonl:3") && error.contains("title"),
+        "{error}"
+    );
+
+    // With skip_invalid the line is reported, in order, and reading goes on.
+    let (got, error) = batches(&path, true, 2);
+    assert!(error.is_none());
+    let skipped: Vec<&str> = got
+        .iter()
+        .flat_map(|b| b.skipped.iter().map(|s| s.locator.as_str()))
+        .collect();
+    assert_eq!(skipped, [format!("{}:3", path.display())]);
+    assert_eq!(got.iter().map(|b| b.records.len()).sum::<usize>(), 3);
+}
