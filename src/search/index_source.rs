@@ -109,6 +109,66 @@ struct SegmentMatch<'a> {
     token_groups: TokenGroups,
 }
 
+impl SegmentMatch<'_> {
+    /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
+    /// When most records are candidates the dense sums are scanned instead of the bitmap.
+    fn for_each_candidate(&self, mut visit: impl FnMut(u32, bool)) {
+        let n = self.coverage.len();
+        if self.docs.len() as usize * 8 >= n {
+            let mut phrase = vec![0u64; n.div_ceil(64)];
+            self.phrase_docs
+                .iter()
+                .for_each(|d| phrase[d as usize / 64] |= 1 << (d % 64));
+            for (doc, &coverage) in self.coverage.iter().enumerate() {
+                if coverage != 0 {
+                    visit(doc as u32, (phrase[doc / 64] >> (doc % 64)) & 1 != 0);
+                }
+            }
+        } else {
+            let mut phrase_docs = self.phrase_docs.iter().peekable();
+            self.docs.iter().for_each(|doc| {
+                while phrase_docs.next_if(|&p| p < doc).is_some() {}
+                visit(doc, phrase_docs.next_if_eq(&doc).is_some());
+            });
+        }
+    }
+}
+
+/// The standard relevance and level by table: the coverage and its multiplier for each number
+/// of matched tokens, computed once per query by [`standard::relevance`] itself, so that every
+/// value is bit for bit the one it computes.
+struct Scorer {
+    coverage: Vec<f64>,
+    multiplier: Vec<f64>,
+}
+
+impl Scorer {
+    fn new(token_count: u32) -> Scorer {
+        let parts: Vec<standard::Relevance> = (0..=token_count)
+            .map(|k| standard::relevance(0, false, k, token_count))
+            .collect();
+        Scorer {
+            coverage: parts.iter().map(|r| r.coverage).collect(),
+            multiplier: parts.iter().map(|r| r.coverage_multiplier).collect(),
+        }
+    }
+
+    /// Relevance and level (before feedback).
+    fn relevance(&self, field_sum: u32, phrase: bool, matched: u32) -> (f64, MatchLevel) {
+        let bonus = if phrase {
+            standard::EXACT_PHRASE_BONUS
+        } else {
+            0
+        };
+        let k = matched as usize;
+        let relevance = f64::from(field_sum + bonus) * self.multiplier[k];
+        (
+            relevance,
+            standard::match_level(self.coverage[k], relevance),
+        )
+    }
+}
+
 /// A candidate of [`IndexSource::standard_top`]: its match evidence and feedback term, before
 /// anything else of its record is read.
 #[derive(Debug, Clone, Copy)]
@@ -314,46 +374,44 @@ impl<'a> IndexSource<'a> {
         involved: &RoaringBitmap,
         checked: &[(u32, bool)],
         floor: f64,
-        token_count: u32,
+        scorer: &Scorer,
     ) -> Result<Vec<Candidate>> {
-        let added = &self.index.overlay.feedback_docs[m.s as usize];
-        let mut phrase_docs = m.phrase_docs.iter().peekable();
         let mut checked = checked.iter().peekable();
-        let mut out = Vec::new();
-        for doc in &m.docs {
-            let mut phrase = Some(false);
-            while phrase_docs.next_if(|&p| p < doc).is_some() {}
-            if phrase_docs.next_if_eq(&doc).is_some() {
-                phrase = None;
-            }
+        let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
+        m.for_each_candidate(|doc, maybe_phrase| {
+            let mut phrase = if maybe_phrase { None } else { Some(false) };
             while checked.next_if(|c| c.0 < doc).is_some() {}
             if let Some(&(_, found)) = checked.next_if(|c| c.0 == doc) {
                 phrase = Some(found);
             }
+            let is_involved = !involved.is_empty() && involved.contains(doc);
             let field_sum = m.field_sum[doc as usize];
             let matched = m.coverage[doc as usize].count_ones();
-            let is_involved = !involved.is_empty() && involved.contains(doc);
-            let upper = standard::relevance(field_sum, phrase != Some(false), matched, token_count)
-                .relevance
-                + FEEDBACK_MAX;
-            if !(is_involved || upper > floor) {
-                continue;
+            let upper = scorer
+                .relevance(field_sum, phrase != Some(false), matched)
+                .0;
+            if is_involved || upper + FEEDBACK_MAX > floor {
+                kept.push((doc, phrase, is_involved));
             }
-            let mut feedback = m.segment.columns.feedback(doc)?;
-            if let Some(more) = added.get(&doc) {
-                feedback.merge(more);
-            }
-            out.push(Candidate {
-                segment: m.s,
-                doc,
-                field_sum,
-                matched,
-                phrase,
-                feedback: standard::feedback_score(&feedback),
-                involved: is_involved,
-            });
-        }
-        Ok(out)
+        });
+        let added = &self.index.overlay.feedback_docs[m.s as usize];
+        kept.into_iter()
+            .map(|(doc, phrase, involved)| {
+                let mut feedback = m.segment.columns.feedback(doc)?;
+                if let Some(more) = added.get(&doc) {
+                    feedback.merge(more);
+                }
+                Ok(Candidate {
+                    segment: m.s,
+                    doc,
+                    field_sum: m.field_sum[doc as usize],
+                    matched: m.coverage[doc as usize].count_ones(),
+                    phrase,
+                    feedback: standard::feedback_score(&feedback),
+                    involved,
+                })
+            })
+            .collect()
     }
 
     fn standard_top_impl(
@@ -364,6 +422,7 @@ impl<'a> IndexSource<'a> {
     ) -> Result<Matched<'a>> {
         let index = self.index;
         let token_count = query.tokens.len() as u32;
+        let scorer = Scorer::new(token_count);
         let matches = index
             .segments
             .par_iter()
@@ -385,7 +444,7 @@ impl<'a> IndexSource<'a> {
         let surveys: Vec<Survey> = matches
             .par_iter()
             .zip(&involved)
-            .map(|(m, involved)| survey(m, involved, token_count, wanted))
+            .map(|(m, involved)| survey(m, involved, &scorer, wanted))
             .collect();
         let mut counts = Counts::default();
         let mut checked: Vec<Vec<(u32, bool)>> = Vec::with_capacity(matches.len());
@@ -436,9 +495,7 @@ impl<'a> IndexSource<'a> {
             .par_iter()
             .zip(&involved)
             .zip(&checked)
-            .map(|((m, involved), checked)| {
-                self.candidates(m, involved, checked, floor, token_count)
-            })
+            .map(|((m, involved), checked)| self.candidates(m, involved, checked, floor, &scorer))
             .collect::<Result<Vec<_>>>()?
             .concat();
 
@@ -600,31 +657,24 @@ struct Survey {
 fn survey(
     m: &SegmentMatch<'_>,
     involved: &RoaringBitmap,
-    token_count: u32,
+    scorer: &Scorer,
     wanted: usize,
 ) -> Survey {
     let mut counts = Counts::default();
     let mut level_depends = Vec::new();
     let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(wanted + 1);
-    let mut phrase_docs = m.phrase_docs.iter().peekable();
-    m.docs.iter().for_each(|doc| {
+    m.for_each_candidate(|doc, maybe_phrase| {
         counts.candidates += 1;
         let field_sum = m.field_sum[doc as usize];
         let matched = m.coverage[doc as usize].count_ones();
-        let without = standard::relevance(field_sum, false, matched, token_count);
-        let level = standard::match_level(without.coverage, without.relevance);
-        while phrase_docs.next_if(|&p| p < doc).is_some() {}
-        let depends = phrase_docs.next_if_eq(&doc).is_some() && {
-            let with = standard::relevance(field_sum, true, matched, token_count);
-            standard::match_level(with.coverage, with.relevance) != level
-        };
-        if depends {
+        let (without, level) = scorer.relevance(field_sum, false, matched);
+        if maybe_phrase && scorer.relevance(field_sum, true, matched).1 != level {
             level_depends.push(doc);
         } else {
             counts.add(level);
         }
         if involved.is_empty() || !involved.contains(doc) {
-            let bits = without.relevance.to_bits();
+            let bits = without.to_bits();
             if best.len() < wanted {
                 best.push(Reverse(bits));
             } else if best.peek().is_some_and(|Reverse(min)| bits > *min) {
@@ -664,6 +714,7 @@ pub(crate) fn record_has_phrase(record: &crate::record::Record, phrase: &str) ->
 /// Whether `words` (lowercase, as `words()` gives them) are consecutive words of the ASCII
 /// text `value`.
 fn ascii_words_occur(value: &[u8], words: &[&[u8]]) -> bool {
+    // The word starting at or after `from`, as a byte range.
     let word_at = |from: usize| -> Option<(usize, usize)> {
         let start = from + value[from..].iter().position(u8::is_ascii_alphanumeric)?;
         let len = value[start..]
@@ -676,20 +727,35 @@ fn ascii_words_occur(value: &[u8], words: &[&[u8]]) -> bool {
         let kept = &value[start..end.min(start + text::MAX_TOKEN_CHARS)];
         kept.eq_ignore_ascii_case(word)
     };
+    // Whether the phrase starts with the word at `first`.
+    let starts_at = |first: (usize, usize)| {
+        if !same(first, words[0]) {
+            return false;
+        }
+        let mut at = first;
+        words[1..].iter().all(|word| match word_at(at.1) {
+            Some(span) if same(span, word) => {
+                at = span;
+                true
+            }
+            _ => false,
+        })
+    };
+    // Without capitals, the first word's occurrences are found by a substring search (the
+    // phrase's words are lowercase), each then checked to start a word.
+    let has_capitals = value
+        .iter()
+        .fold(false, |any, b| any | b.is_ascii_uppercase());
+    if !has_capitals {
+        return memchr::memmem::find_iter(value, words[0]).any(|at| {
+            (at == 0 || !value[at - 1].is_ascii_alphanumeric())
+                && word_at(at).is_some_and(starts_at)
+        });
+    }
     let mut next = word_at(0);
     while let Some(first) = next {
-        if same(first, words[0]) {
-            let mut at = first;
-            let rest_match = words[1..].iter().all(|word| match word_at(at.1) {
-                Some(span) if same(span, word) => {
-                    at = span;
-                    true
-                }
-                _ => false,
-            });
-            if rest_match {
-                return true;
-            }
+        if starts_at(first) {
+            return true;
         }
         next = word_at(first.1);
     }
