@@ -30,35 +30,43 @@ struct RecordTerms {
     group_lengths: [u32; GROUP_COUNT],
 }
 
-/// The index key of a token: its text, plus [`STOP_MARKER`] when it came from a stop word.
-pub(crate) fn term_key(token: &IndexToken) -> Vec<u8> {
-    let mut key = Vec::with_capacity(token.text.len() + 1);
-    key.extend_from_slice(token.text.as_bytes());
-    if token.stop {
-        key.push(STOP_MARKER);
-    }
-    key
-}
-
 fn analyze(record: &Record, analyzer: &TextAnalyzer) -> RecordTerms {
-    let mut keyed: Vec<(Vec<u8>, u8)> = Vec::new();
+    // Every token of every group, then one sort of (text, stop marker, group) references: a
+    // key is allocated once per distinct term and group, not once per token.
+    let mut tokens: Vec<IndexToken> = Vec::new();
+    let mut groups: Vec<u8> = Vec::new();
     let mut group_lengths = [0u32; GROUP_COUNT];
-    let mut tokens = Vec::new();
     for g in FieldGroup::ALL {
-        tokens.clear();
+        let before = tokens.len();
         for value in record.group_values(g) {
             analyzer.index_tokens(value, &mut tokens);
         }
-        group_lengths[g as usize] = tokens.len() as u32;
-        keyed.extend(tokens.iter().map(|t| (term_key(t), g as u8)));
+        group_lengths[g as usize] = (tokens.len() - before) as u32;
+        groups.resize(tokens.len(), g as u8);
     }
-    keyed.sort_unstable();
+    let mut order: Vec<(&str, bool, u8)> = tokens
+        .iter()
+        .zip(&groups)
+        .map(|(t, &g)| (t.text.as_str(), t.stop, g))
+        .collect();
+    order.sort_unstable();
     let mut terms: Vec<(Vec<u8>, u8, u32)> = Vec::new();
-    for (key, group) in keyed {
-        match terms.last_mut() {
-            Some((k, g, tf)) if *k == key && *g == group => *tf += 1,
-            _ => terms.push((key, group, 1)),
+    let mut previous: Option<(&str, bool, u8)> = None;
+    for entry in order {
+        if previous == Some(entry) {
+            if let Some(last) = terms.last_mut() {
+                last.2 += 1;
+            }
+            continue;
         }
+        previous = Some(entry);
+        let (text, stop, group) = entry;
+        let mut key = Vec::with_capacity(text.len() + 1);
+        key.extend_from_slice(text.as_bytes());
+        if stop {
+            key.push(STOP_MARKER);
+        }
+        terms.push((key, group, 1));
     }
     RecordTerms {
         terms,
