@@ -62,11 +62,11 @@ impl FileKind {
     /// The format version of this kind written and accepted by this build.
     pub const fn version(self) -> u32 {
         match self {
-            FileKind::Manifest
-            | FileKind::Fst
-            | FileKind::Postings
-            | FileKind::Store
-            | FileKind::Columns => FORMAT_VERSION,
+            // 2: records compressed with zstd and a dictionary (store.rs); 1 stored them raw.
+            FileKind::Store => 2,
+            FileKind::Manifest | FileKind::Fst | FileKind::Postings | FileKind::Columns => {
+                FORMAT_VERSION
+            }
         }
     }
 }

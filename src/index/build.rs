@@ -15,6 +15,7 @@ use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::postings::encode_term;
+use crate::format::store::write_store;
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
@@ -205,11 +206,10 @@ pub(crate) fn write_segment(
         .par_iter()
         .map(|r| codec::encode(&r.record, &r.locator))
         .collect();
-    let mut writer = BlobWriter::create(path("store"), FileKind::Store)?;
-    for bytes in &encoded {
-        writer.push(bytes)?;
-    }
-    files.insert("store".to_string(), writer.finish()?.into());
+    files.insert(
+        "store".to_string(),
+        write_store(path("store"), &encoded)?.into(),
+    );
     drop(encoded);
 
     // Columns.
