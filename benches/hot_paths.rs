@@ -1,5 +1,6 @@
 //! Criterion benches of the hot paths: tokenization, FST lookup and prefix expansion, candidate
-//! scoring, top-k selection, record decoding and index open, on a generated corpus.
+//! scoring, top-k selection, record decoding, record reads from the store and index open, on a
+//! generated corpus.
 //!
 //! `cargo bench --bench hot_paths`. The corpus generator is the comparative harness's
 //! (`bench/src/corpus.rs`), so both measure the same kind of text.
@@ -16,6 +17,8 @@ use reliora::format::codec;
 use reliora::format::dictionary::{write_dictionary, Dictionary};
 use reliora::format::file::IndexFile;
 use reliora::format::footer::FileKind;
+use reliora::format::manifest::Manifest;
+use reliora::index::segment::Store;
 use reliora::record::{Feedback, SourcedRecord};
 use reliora::search::standard;
 use reliora::text::{Analyzer, TextAnalyzer};
@@ -177,6 +180,16 @@ fn store_and_index(c: &mut Criterion) {
         })
         .collect();
     Index::build_from_records(&index_dir, sourced, false, false).unwrap();
+    let manifest = Manifest::load(&index_dir).unwrap();
+    let store = Store::open(&index_dir, &manifest.segments[0]).unwrap();
+    c.bench_function("store/get_record", |b| {
+        // Records at random, as search reads them: CRC, decompression, decoding.
+        let mut doc: u32 = 0;
+        b.iter(|| {
+            doc = doc.wrapping_mul(2_654_435_761).wrapping_add(12_345) % store.len();
+            black_box(store.get(doc).unwrap())
+        })
+    });
     c.bench_function("index/open", |b| {
         b.iter(|| black_box(Index::open(Path::new(&index_dir)).unwrap()))
     });

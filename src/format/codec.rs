@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::{Feedback, Outcome, Record, Timestamp};
 
-/// Upper bound on the memory one decode may allocate: twice the 1 MiB record limit.
-const DECODE_LIMIT: usize = 2 << 20;
+/// Upper bound on the memory one decode may allocate, and so on the encoded size of a record
+/// (the store refuses to decompress more): twice the 1 MiB record limit.
+pub const DECODE_LIMIT: usize = 2 << 20;
 
 /// A record with the place it came from, as it is kept in the store.
 #[derive(Debug, Clone, PartialEq)]

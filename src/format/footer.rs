@@ -3,11 +3,14 @@
 //! ```text
 //! body (body_len bytes)
 //! kind magic    [u8; 4]   which file this is (see FileKind)
-//! version       u32 LE    FORMAT_VERSION
+//! version       u32 LE    the kind's format version (FileKind::version)
 //! body_len      u64 LE    must equal file length − FOOTER_LEN
 //! body_crc32    u32 LE    CRC-32 (IEEE) of the body
 //! end magic     [u8; 4]   b"RLRA"
 //! ```
+//!
+//! Each kind has its own format version, so a change to one file's layout makes an index written
+//! before it read as needing a rebuild while the other kinds keep [`FORMAT_VERSION`].
 //!
 //! Checking a footer is O(1): magic, version and length. The body CRC is recorded in the
 //! manifest, so a file swapped in from another index is caught at open without reading it; the
@@ -20,7 +23,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// The on-disk format version written and accepted by this build.
+/// The on-disk format version of the manifest and the record log, and of every file kind whose
+/// layout has not changed since ([`FileKind::version`]).
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The length of every footer in bytes.
@@ -52,6 +56,17 @@ impl FileKind {
             FileKind::Postings => *b"RPST",
             FileKind::Store => *b"RSTO",
             FileKind::Columns => *b"RCOL",
+        }
+    }
+
+    /// The format version of this kind written and accepted by this build.
+    pub const fn version(self) -> u32 {
+        match self {
+            // 2: records compressed with zstd and a dictionary (store.rs); 1 stored them raw.
+            FileKind::Store => 2,
+            FileKind::Manifest | FileKind::Fst | FileKind::Postings | FileKind::Columns => {
+                FORMAT_VERSION
+            }
         }
     }
 }
@@ -97,10 +112,19 @@ impl Footer {
             ));
         }
         let version = u32::from_le_bytes(footer[4..8].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
+        let expected = kind.version();
+        if version != expected {
+            let who = if version < expected {
+                "an older"
+            } else {
+                "a newer"
+            };
             return Err(Error::corrupt(
                 file,
-                format!("format version {version}, this build reads {FORMAT_VERSION}"),
+                format!(
+                    "format version {version}, this build reads {expected}: written by {who} \
+                     build of Reliora, the index needs a rebuild"
+                ),
             ));
         }
         let body_len = u64::from_le_bytes(footer[8..16].try_into().expect("8 bytes"));
@@ -183,7 +207,7 @@ impl FileWriter {
         let crc = hasher.finalize();
         let mut footer = [0u8; FOOTER_LEN];
         footer[0..4].copy_from_slice(&kind.magic());
-        footer[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        footer[4..8].copy_from_slice(&kind.version().to_le_bytes());
         footer[8..16].copy_from_slice(&written.to_le_bytes());
         footer[16..20].copy_from_slice(&crc.to_le_bytes());
         footer[20..24].copy_from_slice(&END_MAGIC);
@@ -231,5 +255,26 @@ mod tests {
         let footer = Footer::parse(&flipped, FileKind::Store, &path).unwrap();
         let err = verify_body(&flipped[..flipped.len() - FOOTER_LEN], &footer, &path).unwrap_err();
         assert!(err.to_string().contains("checksum mismatch"), "{err}");
+    }
+
+    #[test]
+    fn a_file_of_another_format_version_asks_for_a_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        write_file(&path, FileKind::Store, b"body").unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - FOOTER_LEN + 4;
+        let version = |v: u32| {
+            let mut other = bytes.clone();
+            other[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            Footer::parse(&other, FileKind::Store, &path)
+        };
+        let current = FileKind::Store.version();
+        assert!(version(current).is_ok());
+        let older = version(current - 1).unwrap_err();
+        assert!(older.to_string().contains("older build"), "{older}");
+        assert!(older.to_string().contains("needs a rebuild"), "{older}");
+        let newer = version(current + 1).unwrap_err();
+        assert!(newer.to_string().contains("newer build"), "{newer}");
     }
 }

@@ -11,7 +11,8 @@
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
-//! <segment>.store               record number → bincode record (blobs.rs, codec.rs)
+//! <segment>.store               record number → bincode record, zstd-compressed with a
+//!                               dictionary trained per segment (store.rs, blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
 //! g<generation>.log             the record log, appended to, never mapped (log.rs)
 //! ```
@@ -34,6 +35,7 @@ pub mod log;
 pub mod manifest;
 pub mod mmap;
 pub mod postings;
+pub mod store;
 
 /// The marker byte appended to the key of a token that came from a stop word.
 pub const STOP_MARKER: u8 = 0xFF;

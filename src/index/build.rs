@@ -15,6 +15,7 @@ use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::postings::encode_term;
+use crate::format::store::write_store;
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
@@ -212,17 +213,15 @@ pub(crate) fn write_segment(
     drop(ids);
 
     // The record store.
-    let mut writer = BlobWriter::create(path("store"), FileKind::Store)?;
-    for batch in records.chunks(BATCH_RECORDS) {
-        let encoded: Vec<Vec<u8>> = batch
-            .par_iter()
-            .map(|r| codec::encode(&r.record, &r.locator))
-            .collect();
-        for bytes in &encoded {
-            writer.push(bytes)?;
-        }
-    }
-    files.insert("store".to_string(), writer.finish()?.into());
+    let encoded: Vec<Vec<u8>> = records
+        .par_iter()
+        .map(|r| codec::encode(&r.record, &r.locator))
+        .collect();
+    files.insert(
+        "store".to_string(),
+        write_store(path("store"), &encoded)?.into(),
+    );
+    drop(encoded);
 
     // Columns.
     let mut group_length_sums = [0u64; GROUP_COUNT];

@@ -14,43 +14,44 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::postings::decode_bitmap;
+use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
 pub struct Store {
-    blobs: BlobFile,
+    records: StoreFile,
 }
 
 impl Store {
     /// Opens `segment`'s store (O(1) checks).
     pub fn open(dir: &Path, entry: &SegmentEntry) -> Result<Store> {
-        let blobs = BlobFile::open(open_file(dir, entry, "store", FileKind::Store)?)?;
-        if blobs.len() as u64 != entry.records {
-            return Err(blobs.file().corrupt(format!(
+        let records = StoreFile::open(open_file(dir, entry, "store", FileKind::Store)?)?;
+        if records.len() as u64 != entry.records {
+            return Err(records.file().corrupt(format!(
                 "store holds {} records, the manifest says {}",
-                blobs.len(),
+                records.len(),
                 entry.records
             )));
         }
-        Ok(Store { blobs })
+        Ok(Store { records })
     }
 
     /// The number of records.
     pub fn len(&self) -> u32 {
-        self.blobs.len() as u32
+        self.records.len() as u32
     }
 
     /// Whether the store is empty.
     pub fn is_empty(&self) -> bool {
-        self.blobs.is_empty()
+        self.records.is_empty()
     }
 
     /// Decodes record `doc`.
     pub fn get(&self, doc: u32) -> Result<StoredRecord> {
-        let bytes = self.blobs.get(doc as usize)?;
-        codec::decode(bytes).map_err(|problem| {
-            self.blobs
+        let bytes = self.records.get(doc as usize)?;
+        codec::decode(&bytes).map_err(|problem| {
+            self.records
                 .file()
                 .corrupt(format!("record {doc}: {problem}"))
         })
@@ -58,7 +59,7 @@ impl Store {
 
     /// The underlying file.
     pub fn file(&self) -> &IndexFile {
-        self.blobs.file()
+        self.records.file()
     }
 }
 
