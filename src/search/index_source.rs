@@ -100,27 +100,37 @@ struct SegmentMatch<'a> {
     passing: usize,
     /// The candidates (or, for an empty query, every record passing the filters).
     docs: RoaringBitmap,
-    /// Per record: `Σ_g weight[g] × |tokens matching g|`.
-    field_sum: Vec<u32>,
-    /// Per record: bit i set ⇔ query token i matched some group.
-    coverage: Vec<u32>,
+    /// Per record, packed in one word so that accumulation touches one place per posting:
+    /// `Σ_g weight[g] × |tokens matching g|` in the high half, and in the low half bit i set ⇔
+    /// query token i matched some group.
+    sums: Vec<u64>,
     /// Candidates whose postings allow the phrase; their text is checked only where it matters.
     phrase_docs: RoaringBitmap,
     token_groups: TokenGroups,
 }
 
 impl SegmentMatch<'_> {
+    /// `Σ_g weight[g] × |tokens matching g|` of record `doc`.
+    fn field_sum(&self, doc: u32) -> u32 {
+        (self.sums[doc as usize] >> 32) as u32
+    }
+
+    /// The matched query tokens of record `doc`, one bit each.
+    fn coverage(&self, doc: u32) -> u32 {
+        self.sums[doc as usize] as u32
+    }
+
     /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
     /// When most records are candidates the dense sums are scanned instead of the bitmap.
     fn for_each_candidate(&self, mut visit: impl FnMut(u32, bool)) {
-        let n = self.coverage.len();
+        let n = self.sums.len();
         if self.docs.len() as usize * 8 >= n {
             let mut phrase = vec![0u64; n.div_ceil(64)];
             self.phrase_docs
                 .iter()
                 .for_each(|d| phrase[d as usize / 64] |= 1 << (d % 64));
-            for (doc, &coverage) in self.coverage.iter().enumerate() {
-                if coverage != 0 {
+            for (doc, &sums) in self.sums.iter().enumerate() {
+                if sums != 0 {
                     visit(doc as u32, (phrase[doc / 64] >> (doc % 64)) & 1 != 0);
                 }
             }
@@ -252,15 +262,15 @@ impl<'a> IndexSource<'a> {
         };
 
         // Term-at-a-time accumulation into dense per-record arrays.
-        let mut field_sum = vec![0u32; n as usize];
-        let mut coverage = vec![0u32; n as usize];
+        let mut sums = vec![0u64; n as usize];
         for (t, groups) in token_groups.iter().enumerate() {
             for (g, records) in groups.iter().enumerate() {
-                let weight = FieldGroup::ALL[g].weight();
+                let weight = u64::from(FieldGroup::ALL[g].weight()) << 32;
+                let bit = 1u64 << t;
                 // `for_each` runs container by container (roaring specializes `fold`).
                 records.iter().for_each(|doc| {
-                    field_sum[doc as usize] += weight;
-                    coverage[doc as usize] |= 1 << t;
+                    let slot = &mut sums[doc as usize];
+                    *slot = (*slot + weight) | bit;
                 });
             }
         }
@@ -280,8 +290,7 @@ impl<'a> IndexSource<'a> {
             live,
             passing,
             docs,
-            field_sum,
-            coverage,
+            sums,
             phrase_docs,
             token_groups,
         })
@@ -299,8 +308,8 @@ impl<'a> IndexSource<'a> {
         Ok(Hit {
             doc: DocRef { segment: m.s, doc },
             id: row.id,
-            field_sum: m.field_sum[doc as usize],
-            coverage_mask: m.coverage[doc as usize],
+            field_sum: m.field_sum(doc),
+            coverage_mask: m.coverage(doc),
             phrase,
             feedback,
             created_at: row.created_at,
@@ -385,8 +394,8 @@ impl<'a> IndexSource<'a> {
                 phrase = Some(found);
             }
             let is_involved = !involved.is_empty() && involved.contains(doc);
-            let field_sum = m.field_sum[doc as usize];
-            let matched = m.coverage[doc as usize].count_ones();
+            let field_sum = m.field_sum(doc);
+            let matched = m.coverage(doc).count_ones();
             let upper = scorer
                 .relevance(field_sum, phrase != Some(false), matched)
                 .0;
@@ -404,8 +413,8 @@ impl<'a> IndexSource<'a> {
                 Ok(Candidate {
                     segment: m.s,
                     doc,
-                    field_sum: m.field_sum[doc as usize],
-                    matched: m.coverage[doc as usize].count_ones(),
+                    field_sum: m.field_sum(doc),
+                    matched: m.coverage(doc).count_ones(),
                     phrase,
                     feedback: standard::feedback_score(&feedback),
                     involved,
@@ -463,8 +472,8 @@ impl<'a> IndexSource<'a> {
             };
             let mut pairs = Vec::with_capacity(found.len());
             for (&doc, found) in survey.level_depends.iter().zip(found) {
-                let field_sum = m.field_sum[doc as usize];
-                let matched = m.coverage[doc as usize].count_ones();
+                let field_sum = m.field_sum(doc);
+                let matched = m.coverage(doc).count_ones();
                 counts.add(standard_parts(field_sum, matched, found, token_count, 0.0).1);
                 pairs.push((doc, found));
             }
@@ -665,8 +674,8 @@ fn survey(
     let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(wanted + 1);
     m.for_each_candidate(|doc, maybe_phrase| {
         counts.candidates += 1;
-        let field_sum = m.field_sum[doc as usize];
-        let matched = m.coverage[doc as usize].count_ones();
+        let field_sum = m.field_sum(doc);
+        let matched = m.coverage(doc).count_ones();
         let (without, level) = scorer.relevance(field_sum, false, matched);
         if maybe_phrase && scorer.relevance(field_sum, true, matched).1 != level {
             level_depends.push(doc);
