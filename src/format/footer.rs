@@ -64,9 +64,9 @@ impl FileKind {
         match self {
             // 2: records compressed with zstd and a dictionary (store.rs); 1 stored them raw.
             FileKind::Store => 2,
-            FileKind::Manifest | FileKind::Fst | FileKind::Postings | FileKind::Columns => {
-                FORMAT_VERSION
-            }
+            // 2: blocks of 64 rows (columns.rs); 1 had blocks of 1,024.
+            FileKind::Columns => 2,
+            FileKind::Manifest | FileKind::Fst | FileKind::Postings => FORMAT_VERSION,
         }
     }
 }
