@@ -556,48 +556,7 @@ impl<'a> IndexSource<'a> {
             }
         }
 
-        // The page: the best `wanted` by score then id, plus every involved one. Ties at the
-        // cut are ordered by id, read only for the tied records.
-        let mut keyed: Vec<(f64, u32)> = candidates
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| !c.involved)
-            .map(|(i, c)| (c.lower(token_count), i as u32))
-            .collect();
-        let mut chosen: Vec<u32> = Vec::new();
-        if keyed.len() > wanted {
-            keyed.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0));
-            let cut = keyed[wanted - 1].0;
-            let mut tied: Vec<(&[u8], u32)> = Vec::new();
-            for &(score, i) in &keyed {
-                match score.total_cmp(&cut) {
-                    Ordering::Greater => chosen.push(i),
-                    Ordering::Equal => {
-                        let c = &candidates[i as usize];
-                        let columns = &matches[c.segment as usize].segment.columns;
-                        tied.push((columns.id_bytes(c.doc)?, i));
-                    }
-                    Ordering::Less => {}
-                }
-            }
-            let room = wanted - chosen.len();
-            if tied.len() > room {
-                tied.select_nth_unstable(room);
-                tied.truncate(room);
-            }
-            chosen.extend(tied.into_iter().map(|(_, i)| i));
-        } else {
-            chosen.extend(keyed.iter().map(|&(_, i)| i));
-        }
-        chosen.extend(
-            candidates
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.involved)
-                .map(|(i, _)| i as u32),
-        );
-        chosen.sort_unstable();
-
+        let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
         let mut hits = chosen
             .into_iter()
             .map(|i| {
@@ -646,6 +605,57 @@ impl<'a> IndexSource<'a> {
             &superseded_by,
         )))
     }
+}
+
+/// Positions in `candidates`, ascending, of the best `wanted` outside supersession relations by
+/// score then id, and of every one inside them. Ids are read only for the ties at the cut.
+fn page_positions(
+    candidates: &[Candidate],
+    matches: &[SegmentMatch<'_>],
+    wanted: usize,
+    token_count: u32,
+) -> Result<Vec<u32>> {
+    let mut keyed: Vec<(f64, u32)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.involved)
+        .map(|(i, c)| (c.lower(token_count), i as u32))
+        .collect();
+    let mut chosen: Vec<u32> = Vec::new();
+    if keyed.len() > wanted {
+        keyed.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0));
+        let cut = keyed[wanted - 1].0;
+        let mut tied: Vec<(&[u8], u32)> = Vec::new();
+        for &(score, i) in &keyed {
+            match score.total_cmp(&cut) {
+                Ordering::Greater => chosen.push(i),
+                Ordering::Equal => {
+                    let c = &candidates[i as usize];
+                    let columns = &matches[c.segment as usize].segment.columns;
+                    tied.push((columns.id_bytes(c.doc)?, i));
+                }
+                Ordering::Less => {}
+            }
+        }
+        // Fewer than `wanted` score above the cut, so there is room for at least one tie.
+        let room = wanted - chosen.len();
+        if tied.len() > room {
+            tied.select_nth_unstable(room);
+            tied.truncate(room);
+        }
+        chosen.extend(tied.into_iter().map(|(_, i)| i));
+    } else {
+        chosen.extend(keyed.iter().map(|&(_, i)| i));
+    }
+    chosen.extend(
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.involved)
+            .map(|(i, _)| i as u32),
+    );
+    chosen.sort_unstable();
+    Ok(chosen)
 }
 
 /// The feedback term lies strictly inside this range (SPEC §4).
