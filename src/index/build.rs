@@ -25,9 +25,37 @@ use crate::text::{self, IndexToken, TextAnalyzer};
 /// Records analyzed (or encoded) in parallel at a time.
 const BATCH_RECORDS: usize = 8192;
 
-/// The terms of one record: (term key, group, term frequency), and tokens per group.
+/// Shards of the inversion.
+const SHARDS: usize = 16;
+
+/// One term occurrence on its way to a shard: (key, group, term frequency, record).
+type Routed = (Vec<u8>, u8, u32, u32);
+
+/// The terms of one shard: term → number, and per number the postings as (group, record, tf).
+#[derive(Default)]
+struct Shard {
+    numbers: HashMap<Vec<u8>, u32>,
+    postings: Vec<Vec<(u8, u32, u32)>>,
+}
+
+impl Shard {
+    /// Adds `(key, group, tf, record)` entries, records ascending.
+    fn add(&mut self, terms: Vec<Routed>) {
+        for (key, group, tf, doc) in terms {
+            let next = self.postings.len() as u32;
+            let number = *self.numbers.entry(key).or_insert(next);
+            if number == next {
+                self.postings.push(Vec::new());
+            }
+            self.postings[number as usize].push((group, doc, tf));
+        }
+    }
+}
+
+/// The terms of one record, and its tokens per group.
 struct RecordTerms {
-    terms: Vec<(Vec<u8>, u8, u32)>,
+    /// (term key, group, term frequency, inversion shard).
+    terms: Vec<(Vec<u8>, u8, u32, u8)>,
     group_lengths: [u32; GROUP_COUNT],
 }
 
@@ -45,15 +73,18 @@ fn analyze(record: &Record, analyzer: &TextAnalyzer) -> RecordTerms {
         group_lengths[g as usize] = (tokens.len() - before) as u32;
         groups.resize(tokens.len(), g as u8);
     }
-    let mut order: Vec<(&str, bool, u8)> = tokens
+    // Sorting by a hash of the text first compares integers, and strings only where hashes tie
+    // (equal texts, almost always): equal entries still end up adjacent.
+    let mut order: Vec<(u64, &str, bool, u8)> = tokens
         .iter()
         .zip(&groups)
-        .map(|(t, &g)| (t.text.as_str(), t.stop, g))
+        .map(|(t, &g)| (fnv1a(t.text.as_bytes()), t.text.as_str(), t.stop, g))
         .collect();
     order.sort_unstable();
-    let mut terms: Vec<(Vec<u8>, u8, u32)> = Vec::new();
+    let mut terms: Vec<(Vec<u8>, u8, u32, u8)> = Vec::new();
     let mut previous: Option<(&str, bool, u8)> = None;
-    for entry in order {
+    for (_, text, stop, group) in order {
+        let entry = (text, stop, group);
         if previous == Some(entry) {
             if let Some(last) = terms.last_mut() {
                 last.2 += 1;
@@ -61,18 +92,25 @@ fn analyze(record: &Record, analyzer: &TextAnalyzer) -> RecordTerms {
             continue;
         }
         previous = Some(entry);
-        let (text, stop, group) = entry;
         let mut key = Vec::with_capacity(text.len() + 1);
         key.extend_from_slice(text.as_bytes());
         if stop {
             key.push(STOP_MARKER);
         }
-        terms.push((key, group, 1));
+        let shard = (fnv1a(&key) % SHARDS as u64) as u8;
+        terms.push((key, group, 1, shard));
     }
     RecordTerms {
         terms,
         group_lengths,
     }
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: cheap, and only used to order a record's tokens.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// What writing a segment produced.
@@ -94,37 +132,45 @@ pub(crate) fn write_segment(
 
     // Analyze a batch of records in parallel, then invert it: term → its postings as
     // (group, record, tf), records ascending. Batches keep the analyzed form small.
-    let mut term_numbers: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut postings: Vec<Vec<(u8, u32, u32)>> = Vec::new();
+    // The inversion is sharded by the key's hash: each shard owns its terms and is filled in
+    // parallel, in record order, so every term's postings ascend.
+    let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
         let analyzed: Vec<RecordTerms> = batch
             .par_iter()
             .map(|r| analyze(&r.record, analyzer))
             .collect();
+        let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
         for (i, record_terms) in analyzed.into_iter().enumerate() {
             let doc = (b * BATCH_RECORDS + i) as u32;
             group_lengths.push(record_terms.group_lengths);
-            for (key, group, tf) in record_terms.terms {
-                let next = postings.len() as u32;
-                let number = *term_numbers.entry(key).or_insert(next);
-                if number == next {
-                    postings.push(Vec::new());
-                }
-                postings[number as usize].push((group, doc, tf));
+            for (key, group, tf, shard) in record_terms.terms {
+                routed[shard as usize].push((key, group, tf, doc));
             }
         }
+        shards
+            .par_iter_mut()
+            .zip(routed)
+            .for_each(|(shard, terms)| shard.add(terms));
         if let Some(bar) = progress {
             bar.inc(batch.len() as u64);
         }
     }
-    let mut keys: Vec<(Vec<u8>, u32)> = term_numbers.into_iter().collect();
+    let mut keys: Vec<(Vec<u8>, u32, u32)> = Vec::new();
+    for (s, shard) in shards.iter_mut().enumerate() {
+        keys.extend(
+            std::mem::take(&mut shard.numbers)
+                .into_iter()
+                .map(|(key, number)| (key, s as u32, number)),
+        );
+    }
     keys.par_sort_unstable();
     let blobs: Vec<Vec<u8>> = keys
         .par_iter()
-        .map(|(_, number)| {
+        .map(|(_, s, number)| {
             let mut groups: [Vec<(u32, u32)>; GROUP_COUNT] = Default::default();
-            for &(g, doc, tf) in &postings[*number as usize] {
+            for &(g, doc, tf) in &shards[*s as usize].postings[*number as usize] {
                 groups[g as usize].push((doc, tf));
             }
             let mut blob = Vec::new();
@@ -132,7 +178,7 @@ pub(crate) fn write_segment(
             blob
         })
         .collect();
-    drop(postings);
+    drop(shards);
     let mut writer = BlobWriter::create(path("terms.post"), FileKind::Postings)?;
     for blob in &blobs {
         writer.push(blob)?;
@@ -140,7 +186,7 @@ pub(crate) fn write_segment(
     files.insert("terms.post".to_string(), FileEntry::from(writer.finish()?));
     let footer = write_dictionary(
         &path("terms.fst"),
-        keys.iter().enumerate().map(|(i, (k, _))| (k, i as u64)),
+        keys.iter().enumerate().map(|(i, (k, _, _))| (k, i as u64)),
     )?;
     files.insert("terms.fst".to_string(), footer.into());
     let term_count = keys.len();
