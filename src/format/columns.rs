@@ -342,15 +342,7 @@ impl Columns {
                 .file
                 .corrupt(format!("row {doc} has {nanos} nanoseconds")));
         }
-        // A row's strings lie in its own block's string range, which the block CRC covered.
-        let strings_at = u64_at(112)
-            .checked_sub(block_start as u64)
-            .and_then(|at| usize::try_from(at).ok())
-            .ok_or_else(|| {
-                self.file
-                    .corrupt(format!("row {doc} points outside its block's strings"))
-            })?;
-        let (id, at) = read_string(&self.file, strings, strings_at)?;
+        let (id, at) = read_string(&self.file, strings, self.strings_at(doc, r, block_start)?)?;
         let (supersedes, _) = read_string(&self.file, strings, at)?;
         Ok(Row {
             created_at: (nanos != u32::MAX).then(|| (u64_at(0) as i64, nanos)),
@@ -392,13 +384,7 @@ impl Columns {
     /// The id of record `doc` as bytes, for ordering ties (its block passed its checksums).
     pub fn id_bytes(&self, doc: u32) -> Result<&[u8]> {
         let (r, strings, block_start) = self.checked_row(doc)?;
-        let at = u64::from_le_bytes(r[112..120].try_into().expect("8 bytes"))
-            .checked_sub(block_start as u64)
-            .and_then(|at| usize::try_from(at).ok())
-            .ok_or_else(|| {
-                self.file
-                    .corrupt(format!("row {doc} points outside its block's strings"))
-            })?;
+        let at = self.strings_at(doc, r, block_start)?;
         let out_of_bounds = || self.file.corrupt(format!("row {doc}: id is out of bounds"));
         let len = strings
             .get(at..at + 2)
@@ -410,6 +396,18 @@ impl Columns {
         strings
             .get(at + 2..at + 2 + len as usize)
             .ok_or_else(out_of_bounds)
+    }
+
+    /// Where row `r` (of record `doc`) has its strings within its block's string range, which
+    /// the block CRC covered.
+    fn strings_at(&self, doc: u32, r: &[u8], block_start: usize) -> Result<usize> {
+        u64::from_le_bytes(r[112..120].try_into().expect("8 bytes"))
+            .checked_sub(block_start as u64)
+            .and_then(|at| usize::try_from(at).ok())
+            .ok_or_else(|| {
+                self.file
+                    .corrupt(format!("row {doc} points outside its block's strings"))
+            })
     }
 
     /// The bytes of row `doc` and of its block's strings (with the block's offset in the string

@@ -170,6 +170,15 @@ impl Manifest {
         sync_dir(dir)
     }
 
+    /// The bytes of every segment file the manifest names.
+    pub fn segment_bytes(&self) -> u64 {
+        self.segments
+            .iter()
+            .flat_map(|s| s.files.values())
+            .map(|f| f.len)
+            .sum()
+    }
+
     /// The path of `suffix` in segment `segment`.
     pub fn file_path(dir: &Path, segment: &str, suffix: &str) -> std::path::PathBuf {
         dir.join(format!("{segment}.{suffix}"))

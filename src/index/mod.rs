@@ -206,12 +206,7 @@ impl Index {
             terms,
             generation: manifest.generation,
             stem: options.stem,
-            bytes: manifest
-                .segments
-                .iter()
-                .flat_map(|s| s.files.values())
-                .map(|f| f.len)
-                .sum(),
+            bytes: manifest.segment_bytes(),
         })
     }
 
@@ -257,12 +252,7 @@ impl Index {
             terms,
             generation: manifest.generation,
             stem,
-            bytes: manifest
-                .segments
-                .iter()
-                .flat_map(|s| s.files.values())
-                .map(|f| f.len)
-                .sum(),
+            bytes: manifest.segment_bytes(),
         })
     }
 

@@ -486,20 +486,19 @@ impl<'a> IndexSource<'a> {
 
         // At least `wanted` records score above the wanted-th best lower bound: a record whose
         // upper bound is not above it cannot reach the page, so its feedback is never read.
+        // The log's records outside supersession relations, with their exact scores.
+        let log_scores = || {
+            log_hits
+                .iter()
+                .filter(|h| !log_involved(h))
+                .map(|h| standard_score(h, h.phrase == Some(true), token_count).0)
+        };
         let mut bounds: Vec<f64> = surveys
             .iter()
             .flat_map(|s| s.best.iter().map(|b| f64::from_bits(*b) + FEEDBACK_MIN))
-            .chain(
-                log_hits
-                    .iter()
-                    .filter(|h| !log_involved(h))
-                    .map(|h| standard_score(h, h.phrase == Some(true), token_count).0),
-            )
+            .chain(log_scores())
             .collect();
-        let floor = match wanted.checked_sub(1).filter(|&k| k < bounds.len()) {
-            Some(k) => *bounds.select_nth_unstable_by(k, |a, b| b.total_cmp(a)).1,
-            None => f64::NEG_INFINITY,
-        };
+        let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
         let mut candidates: Vec<Candidate> = matches
             .par_iter()
             .zip(&involved)
@@ -541,18 +540,11 @@ impl<'a> IndexSource<'a> {
                 .iter()
                 .filter(|c| !c.involved)
                 .map(|c| c.lower(token_count))
-                .chain(
-                    log_hits
-                        .iter()
-                        .filter(|h| !log_involved(h))
-                        .map(|h| standard_score(h, h.phrase == Some(true), token_count).0),
-                )
+                .chain(log_scores())
                 .collect();
-            if let Some(k) = limit.checked_sub(1).filter(|&k| k < lower.len()) {
-                let (_, &mut threshold, _) = lower.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
-                verify(&mut candidates, &|c| c.upper(token_count) >= threshold)?;
-            } else {
-                verify(&mut candidates, &|_| true)?;
+            match nth_best(&mut lower, limit) {
+                Some(threshold) => verify(&mut candidates, &|c| c.upper(token_count) >= threshold)?,
+                None => verify(&mut candidates, &|_| true)?,
             }
         }
 
@@ -656,6 +648,12 @@ fn page_positions(
     );
     chosen.sort_unstable();
     Ok(chosen)
+}
+
+/// The `n`-th best (largest) of `values`, 1-based; `None` when there are fewer than `n`.
+fn nth_best(values: &mut [f64], n: usize) -> Option<f64> {
+    let k = n.checked_sub(1).filter(|&k| k < values.len())?;
+    Some(*values.select_nth_unstable_by(k, |a, b| b.total_cmp(a)).1)
 }
 
 /// The feedback term lies strictly inside this range (SPEC §4).
