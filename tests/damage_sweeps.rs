@@ -218,47 +218,55 @@ fn flip_points(name: &str, len: usize) -> Vec<usize> {
     points
 }
 
-#[test]
-fn truncation_of_every_file_at_many_offsets_is_detected() {
+/// Damages every index file of a copy of the template, once per point `points(name, len)`
+/// gives: `damage(bytes, n, point)` returns the damaged bytes and a description of the case.
+/// Each case must be handled as `kind` (see [`assert_handled`]). Returns the number of cases.
+fn sweep(
+    label: &str,
+    kind: Kind,
+    points: fn(&str, usize) -> Vec<usize>,
+    damage: impl Fn(&[u8], usize, usize) -> (Vec<u8>, String),
+) -> usize {
     let template = template();
     let work = tempdir();
     let mut cases = 0;
     for name in index_files(&template.path) {
         let bytes = std::fs::read(template.path.join(&name)).expect("the file");
-        for cut in cut_points(&name, bytes.len()) {
-            let dir = work.path().join(format!("{name}-cut-{cut}"));
+        for (n, at) in points(&name, bytes.len()).into_iter().enumerate() {
+            let dir = work.path().join(format!("{name}-{label}-{at}"));
             copy_dir(&template.path, &dir);
-            std::fs::write(dir.join(&name), &bytes[..cut]).expect("truncated");
-            let case = format!("{name} cut to {cut} of {} bytes", bytes.len());
-            assert_handled(&template, &dir, &name, Kind::Truncated, &case);
+            let (damaged, what) = damage(&bytes, n, at);
+            std::fs::write(dir.join(&name), &damaged).expect("damaged");
+            let case = format!("{name} {what}");
+            assert_handled(&template, &dir, &name, kind, &case);
             std::fs::remove_dir_all(&dir).expect("cleaned up");
             cases += 1;
         }
     }
+    cases
+}
+
+#[test]
+fn truncation_of_every_file_at_many_offsets_is_detected() {
+    let cases = sweep("cut", Kind::Truncated, cut_points, |bytes, _, cut| {
+        let what = format!("cut to {cut} of {} bytes", bytes.len());
+        (bytes[..cut].to_vec(), what)
+    });
     assert!(cases > 250, "only {cases} cases");
     assert_no_panics();
 }
 
 #[test]
 fn bit_flips_in_every_file_are_detected() {
-    let template = template();
-    let work = tempdir();
-    let mut cases = 0;
-    for name in index_files(&template.path) {
-        let bytes = std::fs::read(template.path.join(&name)).expect("the file");
-        for (n, at) in flip_points(&name, bytes.len()).into_iter().enumerate() {
-            let dir = work.path().join(format!("{name}-flip-{at}"));
-            copy_dir(&template.path, &dir);
-            let mut damaged = bytes.clone();
-            // Alternate single-bit flips and whole-byte inversions.
-            damaged[at] ^= if n % 2 == 0 { 0x01 << (n % 8) } else { 0xFF };
-            std::fs::write(dir.join(&name), &damaged).expect("flipped");
-            let case = format!("{name} with byte {at} of {} flipped", bytes.len());
-            assert_handled(&template, &dir, &name, Kind::Flipped, &case);
-            std::fs::remove_dir_all(&dir).expect("cleaned up");
-            cases += 1;
-        }
-    }
+    let cases = sweep("flip", Kind::Flipped, flip_points, |bytes, n, at| {
+        let mut damaged = bytes.to_vec();
+        // Alternate single-bit flips and whole-byte inversions.
+        damaged[at] ^= if n % 2 == 0 { 0x01 << (n % 8) } else { 0xFF };
+        (
+            damaged,
+            format!("with byte {at} of {} flipped", bytes.len()),
+        )
+    });
     assert!(cases > 400, "only {cases} cases");
     assert_no_panics();
 }
