@@ -79,3 +79,36 @@ impl FieldGroup {
         1 << (self as u16)
     }
 }
+
+/// `Σ weight[g]` over the groups of a group mask, by mask: one lookup per record and token
+/// when accumulating a query.
+pub static MASK_WEIGHTS: [u32; 1 << GROUP_COUNT] = {
+    let mut table = [0u32; 1 << GROUP_COUNT];
+    let mut mask = 0;
+    while mask < table.len() {
+        let mut g = 0;
+        while g < GROUP_COUNT {
+            if mask & (1 << g) != 0 {
+                table[mask] += FieldGroup::ALL[g].weight();
+            }
+            g += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_weights_sum_the_groups() {
+        assert_eq!(MASK_WEIGHTS[0], 0);
+        assert_eq!(MASK_WEIGHTS[FieldGroup::Tags.bit() as usize], 9);
+        let all: u32 = FieldGroup::ALL.iter().map(|g| g.weight()).sum();
+        assert_eq!(MASK_WEIGHTS[(1 << GROUP_COUNT) - 1], all);
+        let title_and_warnings = (FieldGroup::Title.bit() | FieldGroup::Warnings.bit()) as usize;
+        assert_eq!(MASK_WEIGHTS[title_and_warnings], 10);
+    }
+}

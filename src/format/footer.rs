@@ -66,7 +66,10 @@ impl FileKind {
             FileKind::Store => 2,
             // 2: blocks of 64 rows (columns.rs); 1 had blocks of 1,024.
             FileKind::Columns => 2,
-            FileKind::Manifest | FileKind::Fst | FileKind::Postings => FORMAT_VERSION,
+            // 2: one record set per term with a group-mask code per record (postings.rs); 1 had
+            // a bitmap per group. Facet postings share the kind and kept their layout.
+            FileKind::Postings => 2,
+            FileKind::Manifest | FileKind::Fst => FORMAT_VERSION,
         }
     }
 }

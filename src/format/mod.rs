@@ -5,7 +5,8 @@
 //! ```text
 //! MANIFEST                      the current generation (manifest.rs)
 //! <segment>.terms.fst           term → term number (dictionary.rs)
-//! <segment>.terms.post          term number → per-group postings (blobs.rs, postings.rs)
+//! <segment>.terms.post          term number → its records, each with a group-mask code and
+//!                               term frequencies (blobs.rs, postings.rs, bitpack.rs)
 //! <segment>.facets.fst          facet key → facet number: tag phrases, memory types,
 //!                               supersedes targets
 //! <segment>.facets.post         facet number → roaring bitmap of records
@@ -25,6 +26,7 @@
 //! `0xFF` byte (which never occurs in UTF-8), so `english` queries can skip those entries while a
 //! prefix scan still finds them for `multilingual` ones.
 
+pub mod bitpack;
 pub mod blobs;
 pub mod codec;
 pub mod columns;

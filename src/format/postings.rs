@@ -1,132 +1,521 @@
-//! Postings of one term: per field group, the records containing it (a roaring bitmap) and how
-//! often (term frequencies, for `bm25f`).
+//! Postings of one term: the records containing it, and per record the field groups it occurs
+//! in and how often there (term frequencies, for `bm25f`).
 //!
 //! One blob of `terms.post` per term, addressed by the term's value in `terms.fst`:
 //!
 //! ```text
-//! group_mask u16 LE              bit g set ⇔ the term occurs in field group g
-//! for each set bit g, ascending:
-//!   bitmap_len u32 LE, bitmap    roaring portable serialization of the record numbers
-//!   tf_len     u32 LE, tfs       one LEB128 varint per record, in ascending record order
+//! docs_len    u32 LE, docs     roaring portable serialization, without run containers, of the
+//!                              records containing the term in some group
+//! palette_len u16 LE, palette  the term's distinct group masks, u16 LE each, ascending
+//! width       u8               bits of a palette index: the fewest that hold palette_len − 1
+//! codes                        ⌈|docs| × width ÷ 8⌉ bytes: per record of docs, ascending, the
+//!                              index of its group mask in the palette (bitpack.rs)
+//! tf_count    u32 LE           Σ over records of the groups in their mask
+//! tfs                          tf − 1 per record, per group of its mask ascending, in blocks of
+//!                              128 values (the last one shorter), each block a width byte then
+//!                              its values packed at that width
 //! ```
 //!
-//! Bitmaps are decoded with validation ([`decode_bitmap`]: `RoaringBitmap::deserialize_from`,
-//! which checks every container, plus a check that container keys ascend, which it does not
-//! make), never unchecked. Callers also check that no record number reaches past the segment.
+//! One record set per term with a small code per record, rather than a bitmap per group: a
+//! query token is accumulated in one pass over its records ([`TermPostings::for_each`], which
+//! walks the serialized containers in place), and the index stores each record number once.
+//!
+//! Bitmaps for set operations are decoded with validation ([`decode_bitmap`]:
+//! `RoaringBitmap::deserialize_from`, which checks every container, plus a check that container
+//! keys ascend, which it does not make), never unchecked. Record numbers are checked against the
+//! segment wherever they are used.
 
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
+use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::file::IndexFile;
-use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::schema::GROUP_COUNT;
 
-/// Appends the postings blob of one term to `out`. `groups[g]` holds the record numbers (in
-/// ascending order) and term frequencies of group `g`; empty groups are left out.
-pub fn encode_term(groups: &[Vec<(u32, u32)>; GROUP_COUNT], out: &mut Vec<u8>) {
-    let mask = groups
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| !g.is_empty())
-        .fold(0u16, |m, (g, _)| m | (1 << g));
-    out.extend_from_slice(&mask.to_le_bytes());
-    for postings in groups.iter().filter(|g| !g.is_empty()) {
-        let bitmap: RoaringBitmap = postings.iter().map(|&(doc, _)| doc).collect();
-        let len_at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        bitmap
-            .serialize_into(&mut *out)
-            .expect("writing to a Vec cannot fail");
-        let len = (out.len() - len_at - 4) as u32;
-        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+/// Term frequencies are packed in blocks of this many values.
+const TF_BLOCK: usize = 128;
 
-        let len_at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        for &(_, tf) in postings {
-            write_varint(tf, out);
+/// Roaring's cookie for a serialization without run containers, and its array-container limit.
+const NO_RUN_COOKIE: u32 = 12346;
+const ARRAY_LIMIT: usize = 4096;
+const BITMAP_BYTES: usize = 8192;
+
+/// One posting given to [`encode_term`]: (record, group, term frequency).
+pub type Posting = (u32, u8, u32);
+
+/// Appends the postings blob of one term to `out`. `postings` hold (record, group, tf) with
+/// records ascending, at most one entry per record and group, tf ≥ 1.
+pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
+    // Per record: its group mask and tfs in group order.
+    let mut docs = RoaringBitmap::new();
+    let mut masks: Vec<u16> = Vec::new();
+    let mut tfs: Vec<u32> = Vec::new();
+    let mut at = 0;
+    while at < postings.len() {
+        let doc = postings[at].0;
+        let end = at + postings[at..].iter().take_while(|p| p.0 == doc).count();
+        let mut per_group = [0u32; GROUP_COUNT];
+        for &(_, group, tf) in &postings[at..end] {
+            debug_assert!(tf >= 1 && per_group[group as usize] == 0);
+            per_group[group as usize] = tf;
         }
-        let len = (out.len() - len_at - 4) as u32;
-        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        let mut mask = 0u16;
+        for (g, &tf) in per_group.iter().enumerate() {
+            if tf > 0 {
+                mask |= 1 << g;
+                tfs.push(tf - 1);
+            }
+        }
+        let pushed = docs.push(doc);
+        debug_assert!(pushed, "records ascend");
+        masks.push(mask);
+        at = end;
+    }
+
+    let len_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    docs.serialize_into(&mut *out)
+        .expect("writing to a Vec cannot fail");
+    let len = (out.len() - len_at - 4) as u32;
+    out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+
+    let mut palette = masks.clone();
+    palette.sort_unstable();
+    palette.dedup();
+    out.extend_from_slice(&(palette.len() as u16).to_le_bytes());
+    for mask in &palette {
+        out.extend_from_slice(&mask.to_le_bytes());
+    }
+    let width = width_of(palette.len().saturating_sub(1) as u32);
+    out.push(width as u8);
+    pack(
+        masks.iter().map(|m| {
+            palette
+                .binary_search(m)
+                .expect("every mask is in the palette") as u32
+        }),
+        width,
+        out,
+    );
+    out.extend_from_slice(&(tfs.len() as u32).to_le_bytes());
+    for block in tfs.chunks(TF_BLOCK) {
+        let width = width_of(block.iter().copied().max().unwrap_or(0));
+        out.push(width as u8);
+        pack(block.iter().copied(), width, out);
     }
 }
 
-fn write_varint(mut value: u32, out: &mut Vec<u8>) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// A parsed postings blob: where each group's bitmap and term frequencies are.
+/// A parsed postings blob: where its parts are, every length checked against the blob.
 pub struct TermPostings<'a> {
-    mask: u16,
-    bitmaps: [&'a [u8]; GROUP_COUNT],
-    tfs: [&'a [u8]; GROUP_COUNT],
+    docs: &'a [u8],
+    /// Containers of `docs`, and records in all of them.
+    containers: usize,
+    len: u64,
+    palette: Vec<u16>,
+    codes: Packed<'a>,
+    tfs: &'a [u8],
 }
 
 impl<'a> TermPostings<'a> {
-    /// Splits a blob into its groups, checking every length against the blob.
+    /// Splits a blob into its parts, checking the record set's header, the palette and every
+    /// length against the blob.
     pub fn parse(blob: &'a [u8], file: &IndexFile) -> Result<TermPostings<'a>> {
         let mut reader = SliceReader { bytes: blob, file };
-        let mask = u16::from_le_bytes(reader.take(2)?.try_into().expect("2 bytes"));
-        if mask >> GROUP_COUNT != 0 || mask == 0 {
-            return Err(file.corrupt(format!("postings group mask {mask:#x} is invalid")));
-        }
-        let mut bitmaps: [&[u8]; GROUP_COUNT] = [&[]; GROUP_COUNT];
-        let mut tfs: [&[u8]; GROUP_COUNT] = [&[]; GROUP_COUNT];
-        for g in 0..GROUP_COUNT {
-            if mask & (1 << g) != 0 {
-                let len = reader.u32()? as usize;
-                bitmaps[g] = reader.take(len)?;
-                let len = reader.u32()? as usize;
-                tfs[g] = reader.take(len)?;
+        let docs_len = reader.u32()? as usize;
+        let docs = reader.take(docs_len)?;
+        let (containers, len) = docs_header(docs)
+            .map_err(|problem| file.corrupt(format!("postings records: {problem}")))?;
+        let palette_len = u16::from_le_bytes(reader.take(2)?.try_into().expect("2 bytes"));
+        let mut palette = Vec::with_capacity(palette_len as usize);
+        for _ in 0..palette_len {
+            let mask = u16::from_le_bytes(reader.take(2)?.try_into().expect("2 bytes"));
+            if mask == 0 || mask >> GROUP_COUNT != 0 || palette.last() >= Some(&mask) {
+                return Err(file.corrupt(format!("postings group mask {mask:#x} is invalid")));
             }
+            palette.push(mask);
         }
-        if !reader.bytes.is_empty() {
-            return Err(file.corrupt("postings blob has trailing bytes"));
+        if (palette.is_empty()) != (len == 0) {
+            return Err(file.corrupt("postings palette does not fit the records"));
         }
-        Ok(TermPostings { mask, bitmaps, tfs })
+        let width = u32::from(reader.take(1)?[0]);
+        if width != width_of(u32::from(palette_len).saturating_sub(1)) {
+            return Err(file.corrupt(format!(
+                "postings code width {width} does not fit a palette of {palette_len}"
+            )));
+        }
+        let codes = reader.take(packed_len(len as usize, width))?;
+        Ok(TermPostings {
+            docs,
+            containers,
+            len,
+            palette,
+            codes: Packed::new(codes, width),
+            tfs: reader.bytes,
+        })
+    }
+
+    /// The number of records containing the term.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no record contains the term (never so in a written index).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The distinct group masks; [`TermPostings::for_each`] gives indexes into this.
+    pub fn palette(&self) -> &[u16] {
+        &self.palette
     }
 
     /// The groups the term occurs in, as a bit mask.
     pub fn group_mask(&self) -> u16 {
-        self.mask
+        self.palette.iter().fold(0, |all, m| all | m)
     }
 
-    /// The records containing the term in `group` (empty when it does not occur there).
-    pub fn records(&self, group: FieldGroup, file: &IndexFile) -> Result<RoaringBitmap> {
-        let bytes = self.bitmaps[group as usize];
-        if bytes.is_empty() {
-            return Ok(RoaringBitmap::new());
+    /// The records containing the term, decoded with validation.
+    pub fn records(&self, file: &IndexFile) -> Result<RoaringBitmap> {
+        decode_bitmap(self.docs)
+            .map_err(|problem| file.corrupt(format!("postings bitmap: {problem}")))
+    }
+
+    /// Calls `visit(record, palette index)` for each record containing the term, ascending,
+    /// reading the serialized containers in place. Fails, before visiting anything past it, on
+    /// a record number at or beyond `records` or a palette index outside the palette.
+    #[inline]
+    pub fn for_each(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        mut visit: impl FnMut(u32, usize),
+    ) -> Result<()> {
+        let palette = self.palette.len();
+        let codes = self.codes;
+        if palette == 1 {
+            return self.walk(records, file, |doc, _| visit(doc, 0));
         }
-        decode_bitmap(bytes).map_err(|problem| file.corrupt(format!("postings bitmap: {problem}")))
+        let mut bad = None;
+        self.walk(records, file, |doc, i| {
+            let code = codes.get(i) as usize;
+            if code < palette {
+                visit(doc, code);
+            } else {
+                bad = Some(code);
+            }
+        })?;
+        match bad {
+            Some(code) => Err(file.corrupt(format!(
+                "postings code {code} is outside a palette of {palette}"
+            ))),
+            None => Ok(()),
+        }
     }
 
-    /// The term frequencies of `group`, one per record of [`TermPostings::records`], in order.
-    pub fn term_frequencies(&self, group: FieldGroup, file: &IndexFile) -> Result<Vec<u32>> {
-        let mut bytes = self.tfs[group as usize];
-        let mut out = Vec::new();
-        while !bytes.is_empty() {
-            let mut value = 0u32;
-            let mut shift = 0;
-            loop {
-                let (&byte, rest) = bytes
-                    .split_first()
-                    .ok_or_else(|| file.corrupt("term frequency varint is cut short"))?;
-                bytes = rest;
-                if shift > 28 {
-                    return Err(file.corrupt("term frequency varint is too long"));
+    /// Calls `visit(record, position)` for each record, ascending.
+    #[inline]
+    fn walk(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        mut visit: impl FnMut(u32, usize),
+    ) -> Result<()> {
+        let bytes = self.docs;
+        let mut data = 8 + 8 * self.containers;
+        let mut position = 0usize;
+        let beyond = |doc: u32| {
+            file.corrupt(format!(
+                "postings name record {doc}, the segment holds {records}"
+            ))
+        };
+        for c in 0..self.containers {
+            let key = u32::from(u16_at(bytes, 8 + 4 * c));
+            let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
+            let base = key << 16;
+            if card <= ARRAY_LIMIT {
+                let values = &bytes[data..data + 2 * card];
+                // The largest value, not the last: the values are not trusted to ascend.
+                let biggest = values
+                    .chunks_exact(2)
+                    .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+                    .max()
+                    .unwrap_or(0);
+                if base | u32::from(biggest) >= records {
+                    return Err(beyond(base | u32::from(biggest)));
                 }
-                value |= u32::from(byte & 0x7f) << shift;
-                shift += 7;
-                if byte & 0x80 == 0 {
-                    break;
+                for pair in values.chunks_exact(2) {
+                    visit(
+                        base | u32::from(u16::from_le_bytes([pair[0], pair[1]])),
+                        position,
+                    );
+                    position += 1;
+                }
+                data += 2 * card;
+            } else {
+                let words = &bytes[data..data + BITMAP_BYTES];
+                let last_word = words
+                    .chunks_exact(8)
+                    .rposition(|w| w != [0; 8])
+                    .unwrap_or(0);
+                let top = words[last_word * 8..last_word * 8 + 8]
+                    .try_into()
+                    .map(u64::from_le_bytes)
+                    .expect("8 bytes");
+                let max = base + 64 * last_word as u32 + (63 - top.leading_zeros().min(63));
+                if max >= records {
+                    return Err(beyond(max));
+                }
+                for (w, word) in words.chunks_exact(8).enumerate() {
+                    let mut bits = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                    let at = base + 64 * w as u32;
+                    while bits != 0 {
+                        visit(at + bits.trailing_zeros(), position);
+                        position += 1;
+                        bits &= bits - 1;
+                    }
+                }
+                data += BITMAP_BYTES;
+            }
+        }
+        Ok(())
+    }
+
+    /// The group mask of record `doc`, `None` when the term does not occur in it: a lookup in
+    /// the serialized containers, for the few records whose breakdown is shown.
+    pub fn mask_of(&self, doc: u32, file: &IndexFile) -> Result<Option<u16>> {
+        let bytes = self.docs;
+        let (key, low) = ((doc >> 16) as u16, doc as u16);
+        let mut data = 8 + 8 * self.containers;
+        let mut position = 0usize;
+        for c in 0..self.containers {
+            let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
+            let size = if card <= ARRAY_LIMIT {
+                2 * card
+            } else {
+                BITMAP_BYTES
+            };
+            if u16_at(bytes, 8 + 4 * c) != key {
+                data += size;
+                position += card;
+                continue;
+            }
+            let rank = if card <= ARRAY_LIMIT {
+                let values = &bytes[data..data + size];
+                let (mut lo, mut hi) = (0, card);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if u16_at(values, 2 * mid) < low {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                if lo == card || u16_at(values, 2 * lo) != low {
+                    return Ok(None);
+                }
+                lo
+            } else {
+                let words = &bytes[data..data + size];
+                let word = |w: usize| {
+                    u64::from_le_bytes(words[8 * w..8 * w + 8].try_into().expect("8 bytes"))
+                };
+                let (w, bit) = (usize::from(low) / 64, u32::from(low) % 64);
+                if word(w) >> bit & 1 == 0 {
+                    return Ok(None);
+                }
+                let before: u32 = (0..w).map(|i| word(i).count_ones()).sum();
+                (before + (word(w) & ((1u64 << bit) - 1)).count_ones()) as usize
+            };
+            let code = if self.palette.len() == 1 {
+                0
+            } else {
+                self.codes.get(position + rank) as usize
+            };
+            return match self.palette.get(code) {
+                Some(&mask) => Ok(Some(mask)),
+                None => Err(file.corrupt(format!(
+                    "postings code {code} is outside a palette of {}",
+                    self.palette.len()
+                ))),
+            };
+        }
+        Ok(None)
+    }
+
+    /// Per group, the records containing the term there.
+    pub fn group_records(
+        &self,
+        records: u32,
+        file: &IndexFile,
+    ) -> Result<[RoaringBitmap; GROUP_COUNT]> {
+        let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
+        let palette = &self.palette;
+        self.for_each(records, file, |doc, code| {
+            let mask = palette[code];
+            for (g, group) in groups.iter_mut().enumerate() {
+                if mask & (1 << g) != 0 {
+                    group.push(doc);
                 }
             }
-            out.push(value);
-        }
-        Ok(out)
+        })?;
+        Ok(groups)
     }
+
+    /// Calls `visit(record, group mask, tfs)` for each record, ascending, `tfs[g]` being the
+    /// term's frequency in group `g` (0 outside the mask). Checks that the tfs fill their part
+    /// of the blob exactly.
+    pub fn for_each_with_tfs(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+    ) -> Result<()> {
+        let mut reader = SliceReader {
+            bytes: self.tfs,
+            file,
+        };
+        let mut remaining = reader.u32()? as usize;
+        let mut rest = reader.bytes;
+        let mut block: Vec<u32> = Vec::with_capacity(TF_BLOCK);
+        let mut next = 0;
+        let mut problem: Option<String> = None;
+        let palette = &self.palette;
+        self.for_each(records, file, |doc, code| {
+            if problem.is_some() {
+                return;
+            }
+            let mask = palette[code];
+            let mut tfs = [0u32; GROUP_COUNT];
+            for (g, tf) in tfs.iter_mut().enumerate() {
+                if mask & (1 << g) == 0 {
+                    continue;
+                }
+                if next == block.len() {
+                    match next_tf_block(&mut rest, &mut remaining) {
+                        Ok(values) => {
+                            block = values;
+                            next = 0;
+                        }
+                        Err(p) => {
+                            problem = Some(p);
+                            return;
+                        }
+                    }
+                }
+                *tf = block[next].saturating_add(1);
+                next += 1;
+            }
+            visit(doc, mask, &tfs);
+        })?;
+        if problem.is_none() && (next != block.len() || remaining != 0 || !rest.is_empty()) {
+            problem = Some("term frequencies do not fit the records".to_string());
+        }
+        match problem {
+            Some(problem) => Err(file.corrupt(format!("postings: {problem}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Decodes the next block of term frequencies (tf − 1) from the front of `rest`, of the
+/// `remaining` the blob holds.
+fn next_tf_block(rest: &mut &[u8], remaining: &mut usize) -> std::result::Result<Vec<u32>, String> {
+    let count = (*remaining).min(TF_BLOCK);
+    if count == 0 {
+        return Err("more term frequencies needed than recorded".to_string());
+    }
+    let (&width, tail) = rest.split_first().ok_or("term frequencies are cut short")?;
+    let width = u32::from(width);
+    if width > 32 {
+        return Err(format!("term frequency width {width} is invalid"));
+    }
+    let len = packed_len(count, width);
+    if tail.len() < len {
+        return Err("term frequencies are cut short".to_string());
+    }
+    let packed = Packed::new(&tail[..len], width);
+    *rest = &tail[len..];
+    *remaining -= count;
+    Ok((0..count).map(|i| packed.get(i)).collect())
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+}
+
+/// Checks the header of a serialized record set (roaring's format without run containers) and
+/// that its containers fill it exactly; returns the container count and the cardinality.
+fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), String> {
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or("header cut short")
+    };
+    let cookie = word(0)?;
+    if cookie != NO_RUN_COOKIE {
+        return Err(format!("cookie {cookie} is not {NO_RUN_COOKIE}"));
+    }
+    let size = word(4)? as usize;
+    if size > 1 << 16 {
+        return Err(format!("{size} containers"));
+    }
+    let header = 8 + 8 * size;
+    if bytes.len() < header {
+        return Err("header cut short".to_string());
+    }
+    let mut expected = header;
+    let mut len = 0u64;
+    let mut previous: Option<u16> = None;
+    for c in 0..size {
+        let key = u16_at(bytes, 8 + 4 * c);
+        if previous.is_some_and(|p| p >= key) {
+            return Err(format!(
+                "container keys out of order ({key} after {previous:?})"
+            ));
+        }
+        previous = Some(key);
+        let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
+        let offset = u32::from_le_bytes(
+            bytes[8 + 4 * size + 4 * c..12 + 4 * size + 4 * c]
+                .try_into()
+                .expect("4 bytes"),
+        ) as usize;
+        if offset != expected {
+            return Err(format!("container {c} at {offset}, expected {expected}"));
+        }
+        expected += if card <= ARRAY_LIMIT {
+            2 * card
+        } else {
+            BITMAP_BYTES
+        };
+        len += card as u64;
+    }
+    if expected != bytes.len() {
+        return Err(format!(
+            "containers take {expected} bytes of {}",
+            bytes.len()
+        ));
+    }
+    // A bitmap container's bits must number its cardinality, or positions would run past the
+    // codes; checked here once rather than per record in the walk.
+    let mut data = header;
+    for c in 0..size {
+        let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
+        if card <= ARRAY_LIMIT {
+            data += 2 * card;
+        } else {
+            let bits: u32 = bytes[data..data + BITMAP_BYTES]
+                .chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones())
+                .sum();
+            if bits as usize != card {
+                return Err(format!("container {c} holds {bits} records, not {card}"));
+            }
+            data += BITMAP_BYTES;
+        }
+    }
+    Ok((size, len))
 }
 
 /// Decodes a roaring bitmap in the portable format, validating it: the containers are checked
@@ -139,7 +528,6 @@ pub fn decode_bitmap(bytes: &[u8]) -> std::result::Result<RoaringBitmap, String>
         return Err(format!("{} trailing bytes", reader.len()));
     }
     // The header is sound now (deserialize_from read it): cookie, then the container keys.
-    const NO_RUN_COOKIE: u32 = 12346;
     let word = |at: usize| {
         bytes
             .get(at..at + 4)
@@ -189,5 +577,163 @@ impl<'a> SliceReader<'a, '_> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().expect("4 bytes"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::footer::{write_file, FileKind};
+    use crate::format::manifest::FileEntry;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Postings as a map record → per-group tf (0 = absent), the model the blob must answer.
+    type Model = BTreeMap<u32, [u32; GROUP_COUNT]>;
+
+    fn postings_of(model: &Model) -> Vec<Posting> {
+        let mut out = Vec::new();
+        for (&doc, tfs) in model {
+            // Groups in descending order: the encoder orders them itself.
+            for g in (0..GROUP_COUNT).rev() {
+                if tfs[g] > 0 {
+                    out.push((doc, g as u8, tfs[g]));
+                }
+            }
+        }
+        out
+    }
+
+    fn with_file(test: impl FnOnce(&IndexFile)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.post");
+        let footer = write_file(&path, FileKind::Postings, b"").unwrap();
+        let file = IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).unwrap();
+        test(&file);
+    }
+
+    fn model_strategy() -> impl Strategy<Value = Model> {
+        // Records spread over several containers, some dense enough for bitmap containers.
+        let doc = prop_oneof![0u32..300, 65_000u32..75_000, 131_072u32..131_072 + 5000];
+        let tfs = proptest::collection::vec(
+            prop_oneof![3 => Just(0u32), 2 => 1u32..3, 1 => 1u32..5000],
+            GROUP_COUNT,
+        )
+        .prop_filter("some group", |t| t.iter().any(|&x| x > 0));
+        proptest::collection::btree_map(doc, tfs, 0..400).prop_map(|m| {
+            m.into_iter()
+                .map(|(d, t)| (d, t.try_into().unwrap()))
+                .collect()
+        })
+    }
+
+    fn read_back(blob: &[u8], file: &IndexFile) -> Model {
+        let postings = TermPostings::parse(blob, file).unwrap();
+        let mut model = Model::new();
+        postings
+            .for_each_with_tfs(1 << 20, file, |doc, mask, tfs| {
+                for (g, &tf) in tfs.iter().enumerate() {
+                    assert_eq!(tf > 0, mask & (1 << g) != 0);
+                }
+                assert!(model.insert(doc, *tfs).is_none());
+            })
+            .unwrap();
+        model
+    }
+
+    proptest! {
+        #[test]
+        fn every_record_group_and_frequency_reads_back(model in model_strategy()) {
+            with_file(|file| {
+                let mut blob = Vec::new();
+                encode_term(&postings_of(&model), &mut blob);
+                assert_eq!(read_back(&blob, file), model);
+
+                let postings = TermPostings::parse(&blob, file).unwrap();
+                assert_eq!(postings.len(), model.len() as u64);
+                let records = postings.records(file).unwrap();
+                assert!(records.iter().eq(model.keys().copied()));
+                let groups = postings.group_records(1 << 20, file).unwrap();
+                for (g, group) in groups.iter().enumerate() {
+                    let expected = model.iter().filter(|(_, t)| t[g] > 0).map(|(&d, _)| d);
+                    assert!(group.iter().eq(expected), "group {g}");
+                }
+                let mut visited = Vec::new();
+                postings
+                    .for_each(1 << 20, file, |doc, code| visited.push((doc, postings.palette()[code])))
+                    .unwrap();
+                let expected: Vec<(u32, u16)> = model
+                    .iter()
+                    .map(|(&d, t)| {
+                        let mask = (0..GROUP_COUNT).filter(|&g| t[g] > 0).fold(0u16, |m, g| m | 1 << g);
+                        (d, mask)
+                    })
+                    .collect();
+                assert_eq!(visited, expected);
+                for &(doc, mask) in &expected {
+                    assert_eq!(postings.mask_of(doc, file).unwrap(), Some(mask));
+                    if !model.contains_key(&(doc + 1)) {
+                        assert_eq!(postings.mask_of(doc + 1, file).unwrap(), None);
+                    }
+                }
+                assert_eq!(postings.mask_of(1 << 20, file).unwrap(), None);
+            });
+        }
+
+        /// Cut or altered blobs are errors, never panics or wrong records beyond the segment.
+        #[test]
+        fn damaged_blobs_fail_cleanly(model in model_strategy(), cut in any::<prop::sample::Index>(), flip in any::<prop::sample::Index>(), bit in 0u8..8) {
+            with_file(|file| {
+                let mut blob = Vec::new();
+                encode_term(&postings_of(&model), &mut blob);
+                let short = &blob[..cut.index(blob.len().max(1)).min(blob.len().saturating_sub(1))];
+                if let Ok(postings) = TermPostings::parse(short, file) {
+                    let _ = postings.for_each_with_tfs(1 << 20, file, |_, _, _| {});
+                }
+                let mut flipped = blob.clone();
+                if !flipped.is_empty() {
+                    let at = flip.index(flipped.len());
+                    flipped[at] ^= 1 << bit;
+                }
+                if let Ok(postings) = TermPostings::parse(&flipped, file) {
+                    let _ = postings.records(file);
+                    let _ = postings.group_records(1 << 20, file);
+                    let mut docs = Vec::new();
+                    if postings.for_each(200_000, file, |doc, _| docs.push(doc)).is_ok() {
+                        assert!(docs.iter().all(|&d| d < 200_000));
+                    }
+                    let _ = postings.for_each_with_tfs(1 << 20, file, |_, _, _| {});
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn a_record_beyond_the_segment_is_reported() {
+        with_file(|file| {
+            let mut blob = Vec::new();
+            encode_term(&[(3, 0, 1), (70_000, 2, 1)], &mut blob);
+            let postings = TermPostings::parse(&blob, file).unwrap();
+            let error = postings
+                .for_each(1000, file, |_, _| {})
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("record 70000, the segment holds 1000"),
+                "{error}"
+            );
+            assert!(postings.for_each(70_001, file, |_, _| {}).is_ok());
+        });
+    }
+
+    #[test]
+    fn one_group_mask_needs_no_codes() {
+        let mut blob = Vec::new();
+        encode_term(&[(1, 4, 1), (2, 4, 1), (9, 4, 1)], &mut blob);
+        let mut docs = RoaringBitmap::new();
+        docs.extend([1, 2, 9]);
+        // docs, palette of one mask, width 0, no codes, three tfs of 1 packed at width 0.
+        let docs_len = docs.serialized_size();
+        assert_eq!(blob.len(), 4 + docs_len + 2 + 2 + 1 + 4 + 1);
     }
 }

@@ -14,7 +14,7 @@ use crate::format::columns::{ColumnsWriter, Row};
 use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
-use crate::format::postings::encode_term;
+use crate::format::postings::{encode_term, Posting};
 use crate::format::store::write_store;
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::record::input::SourcedRecord;
@@ -31,13 +31,13 @@ const SHARDS: usize = 16;
 /// One term occurrence on its way to a shard: (key, group, term frequency, record).
 type Routed = (Vec<u8>, u8, u32, u32);
 
-/// The terms of one shard: term → number, and per number the postings as (group, record, tf).
+/// The terms of one shard: term → number, and per number the postings as (record, group, tf).
 /// Keyed with foldhash (seeded per process, several times faster than SipHash on short keys);
 /// the keys are sorted afterwards, so the output does not depend on the seed.
 #[derive(Default)]
 struct Shard {
     numbers: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
-    postings: Vec<Vec<(u8, u32, u32)>>,
+    postings: Vec<Vec<Posting>>,
 }
 
 impl Shard {
@@ -49,7 +49,7 @@ impl Shard {
             if number == next {
                 self.postings.push(Vec::new());
             }
-            self.postings[number as usize].push((group, doc, tf));
+            self.postings[number as usize].push((doc, group, tf));
         }
     }
 }
@@ -171,12 +171,8 @@ pub(crate) fn write_segment(
     let blobs: Vec<Vec<u8>> = keys
         .par_iter()
         .map(|(_, s, number)| {
-            let mut groups: [Vec<(u32, u32)>; GROUP_COUNT] = Default::default();
-            for &(g, doc, tf) in &shards[*s as usize].postings[*number as usize] {
-                groups[g as usize].push((doc, tf));
-            }
             let mut blob = Vec::new();
-            encode_term(&groups, &mut blob);
+            encode_term(&shards[*s as usize].postings[*number as usize], &mut blob);
             blob
         })
         .collect();

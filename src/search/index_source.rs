@@ -11,7 +11,7 @@ use crate::format::postings::TermPostings;
 use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::segment::Segment;
 use crate::index::Index;
-use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::schema::{FieldGroup, GROUP_COUNT, MASK_WEIGHTS};
 use crate::search::filters::Filters;
 use crate::search::query::{phrase_occurs, PreparedQuery, MIN_PREFIX_CHARS};
 use crate::search::response::Counts;
@@ -98,15 +98,30 @@ struct SegmentMatch<'a> {
     segment: &'a Segment,
     live: usize,
     passing: usize,
-    /// The candidates (or, for an empty query, every record passing the filters).
-    docs: RoaringBitmap,
     /// Per record, packed in one word so that accumulation touches one place per posting:
     /// `Σ_g weight[g] × |tokens matching g|` in the high half, and in the low half bit i set ⇔
-    /// query token i matched some group.
+    /// query token i matched some group. Zero for records that are not candidates.
     sums: Vec<u64>,
-    /// Candidates whose postings allow the phrase; their text is checked only where it matters.
-    phrase_docs: RoaringBitmap,
-    token_groups: TokenGroups,
+    candidates: CandidateSet,
+    /// Bit per record: candidates whose postings allow the phrase (empty: none). Their text
+    /// is checked only where it matters.
+    phrase: Vec<u64>,
+    /// Per query token, the terms it matches in this segment.
+    terms: Vec<Vec<u64>>,
+}
+
+/// Where a segment's candidates are listed.
+enum CandidateSet {
+    /// The records with non-zero sums: most of the segment, scanned in place.
+    Dense,
+    /// Few records, or for an empty query the records passing the filters.
+    Listed(RoaringBitmap),
+}
+
+/// Whether bit `i` of a bit set is set (an empty set has none).
+fn bit_set(bits: &[u64], i: u32) -> bool {
+    bits.get(i as usize / 64)
+        .is_some_and(|word| word >> (i % 64) & 1 != 0)
 }
 
 impl SegmentMatch<'_> {
@@ -120,27 +135,66 @@ impl SegmentMatch<'_> {
         self.sums[doc as usize] as u32
     }
 
+    /// Whether record `doc` is a candidate.
+    fn is_candidate(&self, doc: u32) -> bool {
+        match &self.candidates {
+            CandidateSet::Dense => self.sums.get(doc as usize).is_some_and(|&s| s != 0),
+            CandidateSet::Listed(docs) => docs.contains(doc),
+        }
+    }
+
+    /// Whether the postings of candidate `doc` allow the phrase.
+    fn maybe_phrase(&self, doc: u32) -> bool {
+        bit_set(&self.phrase, doc)
+    }
+
     /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
-    /// When most records are candidates the dense sums are scanned instead of the bitmap.
     fn for_each_candidate(&self, mut visit: impl FnMut(u32, bool)) {
-        let n = self.sums.len();
-        if self.docs.len() as usize * 8 >= n {
-            let mut phrase = vec![0u64; n.div_ceil(64)];
-            self.phrase_docs
-                .iter()
-                .for_each(|d| phrase[d as usize / 64] |= 1 << (d % 64));
-            for (doc, &sums) in self.sums.iter().enumerate() {
-                if sums != 0 {
-                    visit(doc as u32, (phrase[doc / 64] >> (doc % 64)) & 1 != 0);
+        match &self.candidates {
+            CandidateSet::Dense => {
+                for (doc, &sums) in self.sums.iter().enumerate() {
+                    if sums != 0 {
+                        visit(doc as u32, self.maybe_phrase(doc as u32));
+                    }
                 }
             }
-        } else {
-            let mut phrase_docs = self.phrase_docs.iter().peekable();
-            self.docs.iter().for_each(|doc| {
-                while phrase_docs.next_if(|&p| p < doc).is_some() {}
-                visit(doc, phrase_docs.next_if_eq(&doc).is_some());
-            });
+            CandidateSet::Listed(docs) => docs
+                .iter()
+                .for_each(|doc| visit(doc, self.maybe_phrase(doc))),
         }
+    }
+
+    /// Per token, per group: which of `docs` (candidates, ascending) the token matches there.
+    /// Few records are looked up one by one; many take one pass over each term's postings.
+    fn token_groups(&self, docs: &[u32]) -> Result<TokenGroups> {
+        const LOOKUPS: usize = 256;
+        let segment = self.segment;
+        let file = segment.postings.file();
+        let mut out = Vec::with_capacity(self.terms.len());
+        for terms in &self.terms {
+            let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
+            for &term in terms {
+                let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+                if docs.len() <= LOOKUPS {
+                    for &doc in docs {
+                        if let Some(mask) = postings.mask_of(doc, file)? {
+                            for (g, group) in groups.iter_mut().enumerate() {
+                                if mask & (1 << g) != 0 {
+                                    group.insert(doc);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let all = postings.group_records(segment.len(), file)?;
+                    for (group, records) in groups.iter_mut().zip(all) {
+                        *group |= records;
+                    }
+                }
+            }
+            out.push(groups);
+        }
+        Ok(out)
     }
 }
 
@@ -231,68 +285,114 @@ impl<'a> IndexSource<'a> {
         for id in &filters.exclude {
             absent.extend(segment.doc_of_id(id)?);
         }
-        let mut allowed = filter_records(segment, filters)?;
-        if !absent.is_empty() {
-            allowed = Some(match allowed {
-                Some(a) => a - &absent,
-                None => (0..n).collect::<RoaringBitmap>() - &absent,
-            });
-        }
+        let allowed = filter_records(segment, filters)?;
         let live = n as usize - absent.len() as usize;
-        let passing = allowed.as_ref().map_or(n as usize, |a| a.len() as usize);
-
-        let mut token_groups: TokenGroups = Vec::with_capacity(query.tokens.len());
-        for token in &query.tokens {
-            let mut groups = token_records(segment, token, query.analyzer, ALL_GROUPS)?;
-            if let Some(allowed) = &allowed {
-                for g in groups.iter_mut() {
-                    *g &= allowed;
-                }
-            }
-            token_groups.push(groups);
-        }
-
-        let docs: RoaringBitmap = if query.is_empty() {
-            allowed.clone().unwrap_or_else(|| (0..n).collect())
-        } else {
-            token_groups
-                .iter()
-                .flatten()
-                .fold(RoaringBitmap::new(), |acc, b| acc | b)
+        let passing = match &allowed {
+            Some(allowed) => (allowed - &absent).len() as usize,
+            None => live,
         };
 
-        // Term-at-a-time accumulation into dense per-record arrays.
+        // Term-at-a-time accumulation into a dense per-record array: one pass over each token's
+        // postings, a record's group mask turned into its weight by table.
+        let file = segment.postings.file();
         let mut sums = vec![0u64; n as usize];
-        for (t, groups) in token_groups.iter().enumerate() {
-            for (g, records) in groups.iter().enumerate() {
-                let weight = u64::from(FieldGroup::ALL[g].weight()) << 32;
-                let bit = 1u64 << t;
-                // `for_each` runs container by container (roaring specializes `fold`).
-                records.iter().for_each(|doc| {
-                    let slot = &mut sums[doc as usize];
-                    *slot = (*slot + weight) | bit;
-                });
-            }
-        }
-
-        let phrase_docs = match &query.phrase {
-            Some(_) if !query.is_empty() => {
-                match phrase_prefilter(segment, &query.text, self.index)? {
-                    Some(prefiltered) => prefiltered & &docs,
-                    None => docs.clone(),
+        let mut terms = Vec::with_capacity(query.tokens.len());
+        let mut masks: Vec<u16> = Vec::new();
+        let mut postings_total = 0u64;
+        for (t, token) in query.tokens.iter().enumerate() {
+            let token_terms = expand(segment, token, query.analyzer)?;
+            let parsed = token_terms
+                .iter()
+                .map(|&term| TermPostings::parse(segment.postings.get(term as usize)?, file))
+                .collect::<Result<Vec<_>>>()?;
+            postings_total += parsed.iter().map(TermPostings::len).sum::<u64>();
+            let bit = 1u64 << t;
+            let weight = |mask: u16| u64::from(MASK_WEIGHTS[mask as usize]) << 32;
+            match parsed.as_slice() {
+                [] => {}
+                [postings] => {
+                    let add: Vec<u64> = postings.palette().iter().map(|&m| weight(m)).collect();
+                    postings.for_each(n, file, |doc, code| {
+                        let slot = &mut sums[doc as usize];
+                        *slot = (*slot + add[code]) | bit;
+                    })?;
+                }
+                several => {
+                    // A record matching the token through several terms counts each group once.
+                    masks.clear();
+                    masks.resize(n as usize, 0);
+                    for postings in several {
+                        let palette = postings.palette();
+                        postings.for_each(n, file, |doc, code| {
+                            masks[doc as usize] |= palette[code];
+                        })?;
+                    }
+                    for (slot, &mask) in sums.iter_mut().zip(&masks) {
+                        if mask != 0 {
+                            *slot = (*slot + weight(mask)) | bit;
+                        }
+                    }
                 }
             }
-            _ => RoaringBitmap::new(),
+            terms.push(token_terms);
+        }
+        if let Some(allowed) = &allowed {
+            let mut keep = vec![0u64; (n as usize).div_ceil(64)];
+            allowed
+                .iter()
+                .for_each(|d| keep[d as usize / 64] |= 1 << (d % 64));
+            for (doc, slot) in sums.iter_mut().enumerate() {
+                if keep[doc / 64] >> (doc % 64) & 1 == 0 {
+                    *slot = 0;
+                }
+            }
+        }
+        for doc in &absent {
+            sums[doc as usize] = 0;
+        }
+
+        let candidates = if query.is_empty() {
+            let mut docs = allowed.unwrap_or_else(|| (0..n).collect());
+            docs -= &absent;
+            CandidateSet::Listed(docs)
+        } else if postings_total * 16 < u64::from(n) {
+            let docs = sums
+                .iter()
+                .enumerate()
+                .filter(|(_, &s)| s != 0)
+                .map(|(doc, _)| doc as u32);
+            CandidateSet::Listed(RoaringBitmap::from_sorted_iter(docs).expect("ascending"))
+        } else {
+            CandidateSet::Dense
+        };
+
+        let phrase = match &query.phrase {
+            Some(_) if !query.is_empty() => {
+                let mut bits = phrase_prefilter(segment, &query.text, self.index)?
+                    .unwrap_or_else(|| vec![u64::MAX; (n as usize).div_ceil(64)]);
+                for (w, word) in bits.iter_mut().enumerate() {
+                    let mut candidates = 0u64;
+                    for (i, &s) in sums[w * 64..(w * 64 + 64).min(n as usize)]
+                        .iter()
+                        .enumerate()
+                    {
+                        candidates |= u64::from(s != 0) << i;
+                    }
+                    *word &= candidates;
+                }
+                bits
+            }
+            _ => Vec::new(),
         };
         Ok(SegmentMatch {
             s,
             segment,
             live,
             passing,
-            docs,
             sums,
-            phrase_docs,
-            token_groups,
+            candidates,
+            phrase,
+            terms,
         })
     }
 
@@ -326,19 +426,21 @@ impl<'a> IndexSource<'a> {
         filters: &Filters,
     ) -> Result<Matched<'a>> {
         let m = self.segment_match(s, segment, query, filters)?;
-        let hits = m
-            .docs
-            .iter()
-            .map(|doc| {
-                let phrase = (!m.phrase_docs.contains(doc)).then_some(false);
-                self.hit(&m, doc, phrase)
-            })
+        let mut hits = Vec::new();
+        let mut docs = Vec::new();
+        m.for_each_candidate(|doc, maybe_phrase| {
+            docs.push(doc);
+            hits.push((doc, (!maybe_phrase).then_some(false)));
+        });
+        let hits = hits
+            .into_iter()
+            .map(|(doc, phrase)| self.hit(&m, doc, phrase))
             .collect::<Result<Vec<_>>>()?;
         Ok(Matched {
             live: m.live,
             passing: m.passing,
             hits,
-            token_groups: vec![m.token_groups],
+            token_groups: vec![m.token_groups(&docs)?],
             counts: None,
         })
     }
@@ -354,9 +456,12 @@ impl<'a> IndexSource<'a> {
         let mut involved = Vec::with_capacity(matches.len());
         let mut targets: Vec<&'a str> = log_hits.iter().filter_map(|h| h.supersedes).collect();
         for m in matches {
-            let naming = &m.docs & m.segment.superseding()?;
-            for doc in &naming {
-                targets.extend(m.segment.columns.row(doc)?.supersedes);
+            let mut naming = RoaringBitmap::new();
+            for doc in m.segment.superseding()? {
+                if m.is_candidate(doc) {
+                    naming.insert(doc);
+                    targets.extend(m.segment.columns.row(doc)?.supersedes);
+                }
             }
             involved.push(naming);
         }
@@ -365,7 +470,7 @@ impl<'a> IndexSource<'a> {
         for target in &targets {
             for (m, involved) in matches.iter().zip(involved.iter_mut()) {
                 if let Some(doc) = m.segment.doc_of_id(target)? {
-                    if m.docs.contains(doc) {
+                    if m.is_candidate(doc) {
                         involved.insert(doc);
                     }
                 }
@@ -563,8 +668,13 @@ impl<'a> IndexSource<'a> {
             token_groups: Vec::with_capacity(matches.len() + 1),
             counts: Some(counts),
         };
-        for m in matches {
-            matched.token_groups.push(m.token_groups);
+        // The groups each token matched, for the breakdowns: looked up for these records only.
+        let mut page_docs: Vec<Vec<u32>> = vec![Vec::new(); matches.len()];
+        for hit in &hits {
+            page_docs[hit.doc.segment as usize].push(hit.doc.doc);
+        }
+        for (m, docs) in matches.iter().zip(&page_docs) {
+            matched.token_groups.push(m.token_groups(docs)?);
         }
         if let Some(log) = log {
             matched.live += log.live;
@@ -819,26 +929,33 @@ pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Re
     Ok(terms)
 }
 
-/// Per group, the records a query token matches, restricted to the groups in `groups_mask`.
+/// The records a query token matches in some group of `groups_mask`.
 fn token_records(
     segment: &Segment,
     token: &Token,
     analyzer: Analyzer,
     groups_mask: u16,
-) -> Result<[RoaringBitmap; GROUP_COUNT]> {
-    let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
+) -> Result<RoaringBitmap> {
+    let mut records = RoaringBitmap::new();
     let file = segment.postings.file();
     for term in expand(segment, token, analyzer)? {
         let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-        for g in FieldGroup::ALL {
-            if postings.group_mask() & groups_mask & g.bit() != 0 {
-                let records = postings.records(g, file)?;
-                segment.check_records(&records, file)?;
-                groups[g as usize] |= records;
-            }
+        let palette = postings.palette();
+        if palette.iter().all(|&mask| mask & groups_mask != 0) {
+            let all = postings.records(file)?;
+            segment.check_records(&all, file)?;
+            records |= all;
+            continue;
         }
+        let mut some = RoaringBitmap::new();
+        postings.for_each(segment.len(), file, |doc, code| {
+            if palette[code] & groups_mask != 0 {
+                some.push(doc);
+            }
+        })?;
+        records |= some;
     }
-    Ok(groups)
+    Ok(records)
 }
 
 /// The records of a segment passing every filter, or `None` when no filter is given.
@@ -856,9 +973,7 @@ fn filter_records(segment: &Segment, filters: &Filters) -> Result<Option<Roaring
             | FieldGroup::Tags.bit();
         let mut set = RoaringBitmap::new();
         for token in tokens {
-            for g in token_records(segment, token, *analyzer, mask)? {
-                set |= g;
-            }
+            set |= token_records(segment, token, *analyzer, mask)?;
         }
         narrow(set);
     }
@@ -871,14 +986,10 @@ fn filter_records(segment: &Segment, filters: &Filters) -> Result<Option<Roaring
     Ok(allowed)
 }
 
-/// Records that contain, in one group, every term of every word of the query: a superset of
-/// the records where the phrase occurs, which are then verified on the stored text. `None` when
-/// the words give no constraint.
-fn phrase_prefilter(
-    segment: &Segment,
-    query: &str,
-    index: &Index,
-) -> Result<Option<RoaringBitmap>> {
+/// Records that contain, in one group, every term of every word of the query, as a bit per
+/// record: a superset of the records where the phrase occurs, which are then verified on the
+/// stored text. `None` when the words give no constraint.
+fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Option<Vec<u64>>> {
     let mut keys: Vec<Vec<u8>> = Vec::new();
     let mut tokens = Vec::new();
     for word in text::words(query) {
@@ -899,31 +1010,33 @@ fn phrase_prefilter(
     }
     keys.sort();
     keys.dedup();
+    let n = segment.len() as usize;
     if keys.is_empty() {
         return Ok(None);
     }
-    let mut per_group: [Option<RoaringBitmap>; GROUP_COUNT] = Default::default();
+    // Per record, the groups holding every key so far.
+    let mut common = vec![ALL_GROUPS; n];
+    let mut masks = vec![0u16; n];
     let file = segment.postings.file();
     for key in &keys {
         let Some(term) = segment.terms.get(key)? else {
-            return Ok(Some(RoaringBitmap::new()));
+            return Ok(Some(vec![0; n.div_ceil(64)]));
         };
         let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-        for g in FieldGroup::ALL {
-            let records = postings.records(g, file)?;
-            let slot = &mut per_group[g as usize];
-            *slot = Some(match slot.take() {
-                Some(acc) => acc & records,
-                None => records,
-            });
+        let palette = postings.palette();
+        masks.fill(0);
+        postings.for_each(segment.len(), file, |doc, code| {
+            masks[doc as usize] = palette[code];
+        })?;
+        for (groups, &mask) in common.iter_mut().zip(&masks) {
+            *groups &= mask;
         }
     }
-    Ok(Some(
-        per_group
-            .into_iter()
-            .flatten()
-            .fold(RoaringBitmap::new(), |acc, b| acc | b),
-    ))
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    for (doc, &groups) in common.iter().enumerate() {
+        bits[doc / 64] |= u64::from(groups != 0) << (doc % 64);
+    }
+    Ok(Some(bits))
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::format::postings::TermPostings;
 use crate::format::STOP_MARKER;
 use crate::index::Index;
-use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::schema::GROUP_COUNT;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::query::PreparedQuery;
 use crate::search::{DocRef, ExactPostings, RecordValues};
@@ -86,26 +86,14 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
                     continue;
                 };
                 let parsed = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-                for g in FieldGroup::ALL {
-                    if parsed.group_mask() & g.bit() == 0 {
-                        continue;
-                    }
-                    let records = parsed.records(g, file)?;
-                    let tfs = parsed.term_frequencies(g, file)?;
-                    if tfs.len() as u64 != records.len() {
-                        return Err(file.corrupt(format!(
-                            "term {term}: {} records but {} term frequencies",
-                            records.len(),
-                            tfs.len()
-                        )));
-                    }
-                    for (doc, tf) in records.iter().zip(tfs) {
-                        if dead.contains(doc) {
-                            continue;
+                parsed.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
+                    if !dead.contains(doc) {
+                        let sums = per_doc.entry(doc).or_default();
+                        for (sum, tf) in sums.iter_mut().zip(tfs) {
+                            *sum += tf;
                         }
-                        per_doc.entry(doc).or_default()[g as usize] += tf;
                     }
-                }
+                })?;
             }
             postings.df += per_doc.len() as u64;
             postings.docs.extend(per_doc.into_iter().map(|(doc, tf)| {
