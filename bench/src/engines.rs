@@ -169,6 +169,27 @@ pub fn measure(engine: &str, corpus: &Path, work: &Path, reliora_bin: Option<&Pa
     result
 }
 
+/// Reliora's query latency on an index already built: for quick comparisons while working on
+/// the search path (`reliora-bench query --index DIR --corpus DIR`).
+pub fn query_only(index_dir: &Path, corpus: &Path) -> Value {
+    use reliora::{Index, SearchRequest};
+    let work_load = workload(corpus);
+    let index = Index::open(index_dir).expect("open");
+    let requests: Vec<SearchRequest> = work_load
+        .queries
+        .iter()
+        .map(|q| {
+            let mut r = SearchRequest::new(q.clone());
+            r.set_option("now", Some(NOW)).expect("now");
+            r
+        })
+        .collect();
+    let run = |i: usize| {
+        let _ = index.search(&requests[i]);
+    };
+    latencies(requests.len(), &run)
+}
+
 fn reliora_engine(
     corpus: &Path,
     work: &Path,

@@ -6,6 +6,8 @@
 //! reliora-bench corpus --records 100000 --queries 2000 --seed 42 --out target/corpus-100k
 //! reliora-bench run --corpus target/corpus-100k --reliora-bin target/release/reliora
 //! reliora-bench plot --results results.jsonl --out BENCHMARKS-latency.svg
+//! reliora-bench query --index DIR --corpus target/corpus-100k   # Reliora's latency alone,
+//!                                                              # on an index already built
 //! ```
 //!
 //! Each engine runs in its own child process so its peak RSS is its own.
@@ -96,13 +98,18 @@ fn main() {
             let result = engines::measure(&name, &corpus, &work, reliora_bin.as_deref());
             println!("{result}");
         }
+        Some("query") => {
+            let index = PathBuf::from(required(&args, "--index"));
+            let corpus = PathBuf::from(required(&args, "--corpus"));
+            println!("{}", engines::query_only(&index, &corpus));
+        }
         Some("plot") => {
             let results = PathBuf::from(required(&args, "--results"));
             let out = PathBuf::from(required(&args, "--out"));
             plot(&results, &out);
         }
         _ => {
-            eprintln!("usage: reliora-bench corpus|run|engine|plot … (see the source docs)");
+            eprintln!("usage: reliora-bench corpus|run|engine|query|plot … (see the source docs)");
             std::process::exit(2);
         }
     }

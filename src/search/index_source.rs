@@ -1,7 +1,6 @@
 //! Candidates from the memory-mapped index: FST expansion, roaring unions, dense accumulation.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
@@ -98,10 +97,13 @@ struct SegmentMatch<'a> {
     segment: &'a Segment,
     live: usize,
     passing: usize,
-    /// Per record, packed in one word so that accumulation touches one place per posting:
-    /// `Σ_g weight[g] × |tokens matching g|` in the high half, and in the low half bit i set ⇔
-    /// query token i matched some group. Zero for records that are not candidates.
+    /// Per record, packed in one word so that accumulation touches one place per posting: in
+    /// the high half the record's key, `field_sum × stride + matched tokens` with
+    /// `field_sum = Σ_g weight[g] × |tokens matching g|` (see [`Keys`]); in the low half bit i
+    /// set ⇔ query token i matched some group. Zero for records that are not candidates.
     sums: Vec<u64>,
+    /// Query tokens + 1.
+    stride: u32,
     candidates: CandidateSet,
     /// Bit per record: candidates whose postings allow the phrase (empty: none). Their text
     /// is checked only where it matters.
@@ -127,7 +129,12 @@ fn bit_set(bits: &[u64], i: u32) -> bool {
 impl SegmentMatch<'_> {
     /// `Σ_g weight[g] × |tokens matching g|` of record `doc`.
     fn field_sum(&self, doc: u32) -> u32 {
-        (self.sums[doc as usize] >> 32) as u32
+        (self.sums[doc as usize] >> 32) as u32 / self.stride
+    }
+
+    /// The number of query tokens record `doc` matches.
+    fn matched(&self, doc: u32) -> u32 {
+        (self.sums[doc as usize] >> 32) as u32 % self.stride
     }
 
     /// The matched query tokens of record `doc`, one bit each.
@@ -233,6 +240,60 @@ impl Scorer {
     }
 }
 
+/// Every (field sum, matched tokens) a query can produce, as one index: a record's evidence
+/// is looked up in these tables instead of being scored, and a segment is surveyed by a
+/// histogram over them.
+/// A key is `field_sum × (query tokens + 1) + matched tokens`.
+struct Keys {
+    /// Relevance and level without the phrase, and relevance with it, by key.
+    without: Vec<f64>,
+    level: Vec<MatchLevel>,
+    with: Vec<f64>,
+    /// Whether the phrase changes the level.
+    depends: Vec<bool>,
+    /// The keys by relevance without the phrase, best first.
+    order: Vec<u32>,
+}
+
+impl Keys {
+    fn new(scorer: &Scorer, token_count: u32) -> Keys {
+        let stride = token_count as usize + 1;
+        let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
+        let len = (most as usize + 1) * stride;
+        let mut keys = Keys {
+            without: Vec::with_capacity(len),
+            level: Vec::with_capacity(len),
+            with: Vec::with_capacity(len),
+            depends: Vec::with_capacity(len),
+            order: (0..len as u32).collect(),
+        };
+        for field_sum in 0..=most {
+            for matched in 0..=token_count {
+                let (without, level) = scorer.relevance(field_sum, false, matched);
+                let (with, level_with) = scorer.relevance(field_sum, true, matched);
+                keys.without.push(without);
+                keys.level.push(level);
+                keys.with.push(with);
+                keys.depends.push(level_with != level);
+            }
+        }
+        let without = &keys.without;
+        keys.order
+            .sort_by(|&a, &b| without[b as usize].total_cmp(&without[a as usize]));
+        keys
+    }
+
+    fn len(&self) -> usize {
+        self.without.len()
+    }
+
+    /// The key of a record's packed sums ([`SegmentMatch::sums`]).
+    #[inline]
+    fn of(&self, sums: u64) -> usize {
+        (sums >> 32) as usize
+    }
+}
+
 /// A candidate of [`IndexSource::standard_top`]: its match evidence and feedback term, before
 /// anything else of its record is read.
 #[derive(Debug, Clone, Copy)]
@@ -296,6 +357,7 @@ impl<'a> IndexSource<'a> {
         // postings, a record's group mask turned into its weight by table.
         let file = segment.postings.file();
         let mut sums = vec![0u64; n as usize];
+        let stride = query.tokens.len() as u32 + 1;
         let mut terms = Vec::with_capacity(query.tokens.len());
         let mut masks: Vec<u16> = Vec::new();
         let mut postings_total = 0u64;
@@ -307,7 +369,9 @@ impl<'a> IndexSource<'a> {
                 .collect::<Result<Vec<_>>>()?;
             postings_total += parsed.iter().map(TermPostings::len).sum::<u64>();
             let bit = 1u64 << t;
-            let weight = |mask: u16| u64::from(MASK_WEIGHTS[mask as usize]) << 32;
+            // Adds the token's group weights to the field sum, and one matched token.
+            let weight =
+                |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
             match parsed.as_slice() {
                 [] => {}
                 [postings] => {
@@ -366,22 +430,10 @@ impl<'a> IndexSource<'a> {
             CandidateSet::Dense
         };
 
+        // Only asked of candidates, so not narrowed to them.
         let phrase = match &query.phrase {
-            Some(_) if !query.is_empty() => {
-                let mut bits = phrase_prefilter(segment, &query.text, self.index)?
-                    .unwrap_or_else(|| vec![u64::MAX; (n as usize).div_ceil(64)]);
-                for (w, word) in bits.iter_mut().enumerate() {
-                    let mut candidates = 0u64;
-                    for (i, &s) in sums[w * 64..(w * 64 + 64).min(n as usize)]
-                        .iter()
-                        .enumerate()
-                    {
-                        candidates |= u64::from(s != 0) << i;
-                    }
-                    *word &= candidates;
-                }
-                bits
-            }
+            Some(_) if !query.is_empty() => phrase_prefilter(segment, &query.text, self.index)?
+                .unwrap_or_else(|| vec![u64::MAX; (n as usize).div_ceil(64)]),
             _ => Vec::new(),
         };
         Ok(SegmentMatch {
@@ -390,6 +442,7 @@ impl<'a> IndexSource<'a> {
             live,
             passing,
             sums,
+            stride,
             candidates,
             phrase,
             terms,
@@ -479,34 +532,35 @@ impl<'a> IndexSource<'a> {
         Ok((involved, targets))
     }
 
-    /// The candidates of segment match `m` that can reach the page — an upper bound of their
-    /// score above `floor` — or are `involved`, each with its feedback term (columns plus log).
+    /// The candidates of segment match `m` that can reach the page — `reach[key][phrase]`: an
+    /// upper bound of their score is above the floor — or are `involved`, each with its feedback
+    /// term (columns plus log).
     /// `checked` holds the phrases already checked, by record number.
     fn candidates(
         &self,
         m: &SegmentMatch<'a>,
         involved: &RoaringBitmap,
         checked: &[(u32, bool)],
-        floor: f64,
-        scorer: &Scorer,
+        reach: &[[bool; 2]],
+        keys: &Keys,
     ) -> Result<Vec<Candidate>> {
-        let mut checked = checked.iter().peekable();
+        // First by the bound with the phrase wherever the postings allow it; then the records
+        // kept whose phrase was checked take the bound their text gives.
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
         m.for_each_candidate(|doc, maybe_phrase| {
-            let mut phrase = if maybe_phrase { None } else { Some(false) };
-            while checked.next_if(|c| c.0 < doc).is_some() {}
-            if let Some(&(_, found)) = checked.next_if(|c| c.0 == doc) {
-                phrase = Some(found);
+            let key = keys.of(m.sums[doc as usize]);
+            if reach[key][usize::from(maybe_phrase)] || involved.contains(doc) {
+                let phrase = if maybe_phrase { None } else { Some(false) };
+                kept.push((doc, phrase, false));
             }
-            let is_involved = !involved.is_empty() && involved.contains(doc);
-            let field_sum = m.field_sum(doc);
-            let matched = m.coverage(doc).count_ones();
-            let upper = scorer
-                .relevance(field_sum, phrase != Some(false), matched)
-                .0;
-            if is_involved || upper + FEEDBACK_MAX > floor {
-                kept.push((doc, phrase, is_involved));
+        });
+        kept.retain_mut(|(doc, phrase, is_involved)| {
+            *is_involved = involved.contains(*doc);
+            if let Ok(at) = checked.binary_search_by_key(doc, |c| c.0) {
+                *phrase = Some(checked[at].1);
             }
+            let key = keys.of(m.sums[*doc as usize]);
+            *is_involved || reach[key][usize::from(*phrase != Some(false))]
         });
         let added = &self.index.overlay.feedback_docs[m.s as usize];
         kept.into_iter()
@@ -519,7 +573,7 @@ impl<'a> IndexSource<'a> {
                     segment: m.s,
                     doc,
                     field_sum: m.field_sum(doc),
-                    matched: m.coverage(doc).count_ones(),
+                    matched: m.matched(doc),
                     phrase,
                     feedback: standard::feedback_score(&feedback),
                     involved,
@@ -537,6 +591,7 @@ impl<'a> IndexSource<'a> {
         let index = self.index;
         let token_count = query.tokens.len() as u32;
         let scorer = Scorer::new(token_count);
+        let keys = Keys::new(&scorer, token_count);
         let matches = index
             .segments
             .par_iter()
@@ -558,7 +613,7 @@ impl<'a> IndexSource<'a> {
         let surveys: Vec<Survey> = matches
             .par_iter()
             .zip(&involved)
-            .map(|(m, involved)| survey(m, involved, &scorer, wanted))
+            .map(|(m, involved)| survey(m, involved, &keys, wanted))
             .collect();
         let mut counts = Counts::default();
         let mut checked: Vec<Vec<(u32, bool)>> = Vec::with_capacity(matches.len());
@@ -578,7 +633,7 @@ impl<'a> IndexSource<'a> {
             let mut pairs = Vec::with_capacity(found.len());
             for (&doc, found) in survey.level_depends.iter().zip(found) {
                 let field_sum = m.field_sum(doc);
-                let matched = m.coverage(doc).count_ones();
+                let matched = m.matched(doc);
                 counts.add(standard_parts(field_sum, matched, found, token_count, 0.0).1);
                 pairs.push((doc, found));
             }
@@ -604,11 +659,19 @@ impl<'a> IndexSource<'a> {
             .chain(log_scores())
             .collect();
         let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
+        let reach: Vec<[bool; 2]> = (0..keys.len())
+            .map(|k| {
+                [
+                    keys.without[k] + FEEDBACK_MAX > floor,
+                    keys.with[k] + FEEDBACK_MAX > floor,
+                ]
+            })
+            .collect();
         let mut candidates: Vec<Candidate> = matches
             .par_iter()
             .zip(&involved)
             .zip(&checked)
-            .map(|((m, involved), checked)| self.candidates(m, involved, checked, floor, &scorer))
+            .map(|((m, involved), checked)| self.candidates(m, involved, checked, &reach, &keys))
             .collect::<Result<Vec<_>>>()?
             .concat();
 
@@ -781,39 +844,49 @@ struct Survey {
     best: Vec<u64>,
 }
 
-fn survey(
-    m: &SegmentMatch<'_>,
-    involved: &RoaringBitmap,
-    scorer: &Scorer,
-    wanted: usize,
-) -> Survey {
-    let mut counts = Counts::default();
+fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: usize) -> Survey {
+    // Per key, candidates whose postings rule the phrase out (even slots) or allow it (odd).
+    let mut histogram = vec![0u32; 2 * keys.len()];
     let mut level_depends = Vec::new();
-    let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(wanted + 1);
     m.for_each_candidate(|doc, maybe_phrase| {
-        counts.candidates += 1;
-        let field_sum = m.field_sum(doc);
-        let matched = m.coverage(doc).count_ones();
-        let (without, level) = scorer.relevance(field_sum, false, matched);
-        if maybe_phrase && scorer.relevance(field_sum, true, matched).1 != level {
+        let key = keys.of(m.sums[doc as usize]);
+        histogram[2 * key + usize::from(maybe_phrase)] += 1;
+        if maybe_phrase && keys.depends[key] {
             level_depends.push(doc);
-        } else {
-            counts.add(level);
-        }
-        if involved.is_empty() || !involved.contains(doc) {
-            let bits = without.to_bits();
-            if best.len() < wanted {
-                best.push(Reverse(bits));
-            } else if best.peek().is_some_and(|Reverse(min)| bits > *min) {
-                best.pop();
-                best.push(Reverse(bits));
-            }
         }
     });
+    let mut counts = Counts::default();
+    let mut per_key: Vec<u32> = Vec::with_capacity(keys.len());
+    for (key, pair) in histogram.chunks_exact(2).enumerate() {
+        let (ruled_out, allowed) = (pair[0] as usize, pair[1] as usize);
+        counts.candidates += ruled_out + allowed;
+        let settled = if keys.depends[key] {
+            ruled_out
+        } else {
+            ruled_out + allowed
+        };
+        counts.add_many(keys.level[key], settled);
+        per_key.push(pair[0] + pair[1]);
+    }
+    // The best `wanted` relevances without the phrase, outside supersession relations.
+    for doc in involved {
+        per_key[keys.of(m.sums[doc as usize])] -= 1;
+    }
+    let mut best = Vec::with_capacity(wanted);
+    for &key in &keys.order {
+        if best.len() == wanted {
+            break;
+        }
+        let take = (per_key[key as usize] as usize).min(wanted - best.len());
+        best.extend(std::iter::repeat_n(
+            keys.without[key as usize].to_bits(),
+            take,
+        ));
+    }
     Survey {
         counts,
         level_depends,
-        best: best.into_iter().map(|Reverse(b)| b).collect(),
+        best,
     }
 }
 
@@ -1014,9 +1087,10 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     if keys.is_empty() {
         return Ok(None);
     }
-    // Per record, the groups holding every key so far.
+    // Per record, the groups holding every key so far: each key's pass writes the records it
+    // occurs in, so the others drop out.
     let mut common = vec![ALL_GROUPS; n];
-    let mut masks = vec![0u16; n];
+    let mut next = vec![0u16; n];
     let file = segment.postings.file();
     for key in &keys {
         let Some(term) = segment.terms.get(key)? else {
@@ -1024,13 +1098,11 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
         };
         let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
         let palette = postings.palette();
-        masks.fill(0);
+        next.fill(0);
         postings.for_each(segment.len(), file, |doc, code| {
-            masks[doc as usize] = palette[code];
+            next[doc as usize] = common[doc as usize] & palette[code];
         })?;
-        for (groups, &mask) in common.iter_mut().zip(&masks) {
-            *groups &= mask;
-        }
+        std::mem::swap(&mut common, &mut next);
     }
     let mut bits = vec![0u64; n.div_ceil(64)];
     for (doc, &groups) in common.iter().enumerate() {

@@ -24,11 +24,16 @@ pub struct Counts {
 impl Counts {
     /// Counts one candidate of `level`.
     pub fn add(&mut self, level: crate::search::standard::MatchLevel) {
+        self.add_many(level, 1);
+    }
+
+    /// Counts `n` candidates of `level`.
+    pub fn add_many(&mut self, level: crate::search::standard::MatchLevel, n: usize) {
         use crate::search::standard::MatchLevel;
         match level {
-            MatchLevel::Strong => self.strong += 1,
-            MatchLevel::Moderate => self.moderate += 1,
-            MatchLevel::Weak => self.weak += 1,
+            MatchLevel::Strong => self.strong += n,
+            MatchLevel::Moderate => self.moderate += n,
+            MatchLevel::Weak => self.weak += n,
         }
     }
 }
