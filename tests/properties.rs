@@ -378,3 +378,54 @@ fn export_then_build_answers_identically() {
         }
     }
 }
+
+/// Phrases of frequent words are found from the word-pair postings: a two-word phrase exactly,
+/// a longer one only where its text confirms it. Records holding every pair of a phrase apart,
+/// across list items or in another order must not get the phrase bonus.
+#[test]
+fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
+    let records: Vec<serde_json::Value> = [
+        ("r1", "alpha beta", vec![], "beta gamma"),
+        ("r2", "alpha beta gamma", vec![], "done"),
+        ("r3", "gamma beta alpha", vec![], "done"),
+        ("r4", "four", vec!["alpha", "beta gamma"], "done"),
+        ("r5", "alpha, beta!", vec![], "done"),
+        ("r6", "six", vec!["alpha", "beta"], "gamma"),
+    ]
+    .into_iter()
+    .map(|(id, title, tags, solution)| {
+        serde_json::json!({
+            "id": id, "title": title, "tags": tags, "solution": solution, "task": "gamma",
+        })
+    })
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for segments in [0, 2] {
+        let at = dir.path().join(segments.to_string());
+        std::fs::create_dir(&at).unwrap();
+        let index = build(&at, &records, segments);
+        for (query, with_phrase) in [
+            ("alpha beta gamma", &["r2"][..]),
+            ("alpha beta", &["r1", "r2", "r5"][..]),
+            ("beta gamma", &["r1", "r2", "r4"][..]),
+            ("gamma beta", &["r3"][..]),
+            ("beta alpha", &["r3"][..]),
+        ] {
+            let by_index = index
+                .search(&request(query, &[("backend", "index")]))
+                .unwrap();
+            let by_scan = index
+                .search(&request(query, &[("backend", "scan")]))
+                .unwrap();
+            assert_eq!(answer(&by_index), answer(&by_scan), "{query}");
+            let mut found: Vec<&str> = by_index
+                .results
+                .iter()
+                .filter(|r| r.score_breakdown["exactPhrase"].as_f64().unwrap() > 0.0)
+                .map(|r| r.id.as_str())
+                .collect();
+            found.sort_unstable();
+            assert_eq!(found, with_phrase, "{query}, segments of {segments}");
+        }
+    }
+}

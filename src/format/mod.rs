@@ -8,7 +8,7 @@
 //! <segment>.terms.post          term number → its records, each with a group-mask code and
 //!                               term frequencies (blobs.rs, postings.rs, bitpack.rs)
 //! <segment>.facets.fst          facet key → facet number: tag phrases, memory types,
-//!                               supersedes targets
+//!                               supersedes targets, frequent words and their adjacent pairs
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
@@ -48,6 +48,11 @@ pub const FACET_TAG: &[u8] = b"t\0";
 pub const FACET_TYPE: &[u8] = b"m\0";
 /// Facet key prefix of a `supersedes` target id: the records superseding it.
 pub const FACET_SUPERSEDES: &[u8] = b"s\0";
+/// Facet key prefix of a frequent word of the segment (no records): see `index/pairs.rs`.
+pub const FACET_WORD: &[u8] = b"w\0";
+/// Facet key prefix of a pair of frequent words, `first 0x00 second`: the records holding them
+/// next to each other in some value.
+pub const FACET_PAIR: &[u8] = b"p\0";
 
 /// File suffixes of a segment, in the order they are written.
 pub const SEGMENT_FILES: [&str; 8] = [

@@ -16,11 +16,12 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::postings::{encode_term, Posting};
 use crate::format::store::write_store;
-use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::format::{FACET_PAIR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
-use crate::text::{self, IndexToken, TextAnalyzer};
+use crate::text::{self, TextAnalyzer};
 
 /// Records analyzed (or encoded) in parallel at a time.
 const BATCH_RECORDS: usize = 8192;
@@ -29,7 +30,7 @@ const BATCH_RECORDS: usize = 8192;
 const SHARDS: usize = 16;
 
 /// One term occurrence on its way to a shard: (key, group, term frequency, record).
-type Routed = (Vec<u8>, u8, u32, u32);
+type Routed<'a> = (&'a [u8], u8, u32, u32);
 
 /// The terms of one shard: term → number, and per number the postings as (record, group, tf).
 /// Keyed with foldhash (seeded per process, several times faster than SipHash on short keys);
@@ -41,71 +42,160 @@ struct Shard {
 }
 
 impl Shard {
-    /// Adds `(key, group, tf, record)` entries, records ascending.
-    fn add(&mut self, terms: Vec<Routed>) {
+    /// Adds `(key, group, tf, record)` entries, records ascending. A key is copied only the
+    /// first time the shard sees it.
+    fn add(&mut self, terms: Vec<Routed<'_>>) {
         for (key, group, tf, doc) in terms {
-            let next = self.postings.len() as u32;
-            let number = *self.numbers.entry(key).or_insert(next);
-            if number == next {
-                self.postings.push(Vec::new());
-            }
+            let number = match self.numbers.get(key) {
+                Some(&number) => number,
+                None => {
+                    let number = self.postings.len() as u32;
+                    self.numbers.insert(key.to_vec(), number);
+                    self.postings.push(Vec::new());
+                    number
+                }
+            };
             self.postings[number as usize].push((doc, group, tf));
         }
     }
 }
 
-/// The terms of one record, and its tokens per group.
-struct RecordTerms {
-    /// (term key, group, term frequency, inversion shard).
-    terms: Vec<(Vec<u8>, u8, u32, u8)>,
+/// One index token of a record: where its text is in [`RecordTokens::text`], and its kind.
+#[derive(Debug, Clone, Copy)]
+struct TokenSpan {
+    start: u32,
+    end: u32,
+    group: u8,
+    cjk: bool,
+    stop: bool,
+}
+
+/// Every index token of a record's searchable values, group by group, without a string per
+/// token: their texts are concatenated in one buffer.
+#[derive(Debug, Default)]
+pub(crate) struct RecordTokens {
+    text: String,
+    spans: Vec<TokenSpan>,
+    /// Where each value's tokens end in `spans`.
+    value_ends: Vec<usize>,
     group_lengths: [u32; GROUP_COUNT],
 }
 
-fn analyze(record: &Record, analyzer: &TextAnalyzer) -> RecordTerms {
-    // Every token of every group, then one sort of (text, stop marker, group) references: a
-    // key is allocated once per distinct term and group, not once per token.
-    let mut tokens: Vec<IndexToken> = Vec::new();
-    let mut groups: Vec<u8> = Vec::new();
-    let mut group_lengths = [0u32; GROUP_COUNT];
-    for g in FieldGroup::ALL {
-        let before = tokens.len();
-        for value in record.group_values(g) {
-            analyzer.index_tokens(value, &mut tokens);
+impl RecordTokens {
+    pub(crate) fn of(record: &Record, analyzer: &TextAnalyzer) -> RecordTokens {
+        let mut tokens = RecordTokens::default();
+        for g in FieldGroup::ALL {
+            let before = tokens.spans.len();
+            for value in record.group_values(g) {
+                analyzer.for_each_index_token(value, |text, cjk, stop| {
+                    let start = tokens.text.len() as u32;
+                    tokens.text.push_str(text);
+                    tokens.spans.push(TokenSpan {
+                        start,
+                        end: tokens.text.len() as u32,
+                        group: g as u8,
+                        cjk,
+                        stop,
+                    });
+                });
+                tokens.value_ends.push(tokens.spans.len());
+            }
+            tokens.group_lengths[g as usize] = (tokens.spans.len() - before) as u32;
         }
-        group_lengths[g as usize] = (tokens.len() - before) as u32;
-        groups.resize(tokens.len(), g as u8);
+        tokens
     }
-    // Sorting by a hash of the text first compares integers, and strings only where hashes tie
-    // (equal texts, almost always): equal entries still end up adjacent.
+
+    fn text_of(&self, span: &TokenSpan) -> &str {
+        &self.text[span.start as usize..span.end as usize]
+    }
+
+    /// The words of the record for pairs.rs: each token that is not CJK, and `None` for a CJK
+    /// token and at the end of each value.
+    pub(crate) fn words(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        let mut begin = 0;
+        self.value_ends.iter().flat_map(move |&end| {
+            let value = &self.spans[begin..end];
+            begin = end;
+            value
+                .iter()
+                .map(|span| (!span.cjk).then(|| self.text_of(span)))
+                .chain(std::iter::once(None))
+        })
+    }
+}
+
+/// The terms of one record, and its tokens per group.
+struct RecordTerms {
+    /// The term keys, concatenated.
+    keys: Vec<u8>,
+    /// (key start, key end, group, term frequency, inversion shard) per distinct term and group.
+    terms: Vec<(u32, u32, u8, u32, u8)>,
+    group_lengths: [u32; GROUP_COUNT],
+    /// Ids of the frequent-word pairs the record holds (pairs.rs), ascending.
+    pairs: Vec<u32>,
+}
+
+impl RecordTerms {
+    fn key(&self, term: &(u32, u32, u8, u32, u8)) -> &[u8] {
+        &self.keys[term.0 as usize..term.1 as usize]
+    }
+}
+
+fn analyze(record: &Record, analyzer: &TextAnalyzer, frequent: &FrequentWords) -> RecordTerms {
+    let tokens = RecordTokens::of(record, analyzer);
+    let mut pairs = Vec::new();
+    frequent.pairs(tokens.words(), &mut pairs);
+    // One sort of (text, stop marker, group) references: a key is written once per distinct
+    // term and group, not once per token. Sorting by a hash of the text first compares
+    // integers, and strings only where hashes tie (equal texts, almost always).
     let mut order: Vec<(u64, &str, bool, u8)> = tokens
+        .spans
         .iter()
-        .zip(&groups)
-        .map(|(t, &g)| (fnv1a(t.text.as_bytes()), t.text.as_str(), t.stop, g))
+        .map(|span| {
+            let text = tokens.text_of(span);
+            (fnv1a(text.as_bytes()), text, span.stop, span.group)
+        })
         .collect();
     order.sort_unstable();
-    let mut terms: Vec<(Vec<u8>, u8, u32, u8)> = Vec::new();
+    let mut keys = Vec::new();
+    let mut terms: Vec<(u32, u32, u8, u32, u8)> = Vec::new();
     let mut previous: Option<(&str, bool, u8)> = None;
     for (_, text, stop, group) in order {
         let entry = (text, stop, group);
         if previous == Some(entry) {
             if let Some(last) = terms.last_mut() {
-                last.2 += 1;
+                last.3 += 1;
             }
             continue;
         }
         previous = Some(entry);
-        let mut key = Vec::with_capacity(text.len() + 1);
-        key.extend_from_slice(text.as_bytes());
+        let start = keys.len();
+        keys.extend_from_slice(text.as_bytes());
         if stop {
-            key.push(STOP_MARKER);
+            keys.push(STOP_MARKER);
         }
-        let shard = (fnv1a(&key) % SHARDS as u64) as u8;
-        terms.push((key, group, 1, shard));
+        let shard = (fnv1a(&keys[start..]) % SHARDS as u64) as u8;
+        terms.push((start as u32, keys.len() as u32, group, 1, shard));
     }
     RecordTerms {
+        keys,
         terms,
-        group_lengths,
+        group_lengths: tokens.group_lengths,
+        pairs,
     }
+}
+
+/// The segment's frequent words (pairs.rs), chosen from its first batch of records; none when
+/// the analyzer stems, as its tokens are not words then.
+fn frequent_words(records: &[SourcedRecord], analyzer: &TextAnalyzer) -> FrequentWords {
+    if analyzer.stems() {
+        return FrequentWords::default();
+    }
+    let sample: Vec<RecordTokens> = records[..records.len().min(BATCH_RECORDS)]
+        .par_iter()
+        .map(|r| RecordTokens::of(&r.record, analyzer))
+        .collect();
+    FrequentWords::choose(sample.iter().map(RecordTokens::words))
 }
 
 /// The 64-bit FNV-1a hash of `bytes`: cheap, and only used to order a record's tokens.
@@ -138,17 +228,27 @@ pub(crate) fn write_segment(
     // parallel, in record order, so every term's postings ascend.
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
+    let frequent = frequent_words(records, analyzer);
+    // (pair id, record) of every pair a record holds, as `pair << 32 | record`.
+    let mut pair_records: Vec<u64> = Vec::new();
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
         let analyzed: Vec<RecordTerms> = batch
             .par_iter()
-            .map(|r| analyze(&r.record, analyzer))
+            .map(|r| analyze(&r.record, analyzer, &frequent))
             .collect();
         let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
-        for (i, record_terms) in analyzed.into_iter().enumerate() {
+        for (i, record_terms) in analyzed.iter().enumerate() {
             let doc = (b * BATCH_RECORDS + i) as u32;
             group_lengths.push(record_terms.group_lengths);
-            for (key, group, tf, shard) in record_terms.terms {
-                routed[shard as usize].push((key, group, tf, doc));
+            pair_records.extend(
+                record_terms
+                    .pairs
+                    .iter()
+                    .map(|&pair| u64::from(pair) << 32 | u64::from(doc)),
+            );
+            for term in &record_terms.terms {
+                let &(_, _, group, tf, shard) = term;
+                routed[shard as usize].push((record_terms.key(term), group, tf, doc));
             }
         }
         shards
@@ -208,19 +308,38 @@ pub(crate) fn write_segment(
             facets.entry(key).or_default().insert(doc as u32);
         }
     }
+    for word in frequent.words() {
+        facets.insert(pairs::word_key(word), RoaringBitmap::new());
+    }
+    // Pair ids ascend as their keys do (pairs.rs), and no other facet key starts with
+    // FACET_PAIR: the facets are written in key order as those before the pairs, the pairs,
+    // then the rest.
+    pair_records.par_sort_unstable();
+    let pair_facets = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).map(|run| {
+        let docs = run.iter().map(|&entry| entry as u32);
+        (
+            frequent.pair_key((run[0] >> 32) as u32),
+            RoaringBitmap::from_sorted_iter(docs).expect("records ascend"),
+        )
+    });
+    let after = facets.split_off(FACET_PAIR);
+    let ordered = facets.into_iter().chain(pair_facets).chain(after);
     let mut writer = BlobWriter::create(path("facets.post"), FileKind::Postings)?;
     let mut bytes = Vec::new();
-    for bitmap in facets.values() {
+    let mut keys = Vec::new();
+    for (key, bitmap) in ordered {
         bytes.clear();
         bitmap
             .serialize_into(&mut bytes)
             .expect("writing to a Vec cannot fail");
         writer.push(&bytes)?;
+        keys.push(key);
     }
+    drop(pair_records);
     files.insert("facets.post".to_string(), writer.finish()?.into());
     let footer = write_dictionary(
         &path("facets.fst"),
-        facets.keys().enumerate().map(|(i, k)| (k, i as u64)),
+        keys.iter().enumerate().map(|(i, k)| (k, i as u64)),
     )?;
     files.insert("facets.fst".to_string(), footer.into());
 

@@ -2,9 +2,10 @@
 //!
 //! Checked, in order: the manifest (footer, CRC, JSON, file names); every segment file (footer,
 //! length and CRC against the manifest, then the whole body); per segment, that the store, the
-//! columns, the id dictionary, the facets and the postings agree record by record; and the
-//! record log (header and log id, every entry's CRC and decoding, and that each feedback or
-//! delete entry names a record that was live at that point). A log whose last entry was cut
+//! columns, the id dictionary, the facets (the word pairs recomputed from the records) and the
+//! postings agree record by record; and the record log (header and log id, every entry's CRC
+//! and decoding, and that each feedback or delete entry names a record that was live at that
+//! point). A log whose last entry was cut
 //! short by a crash is sound — readers ignore that entry and the next writer removes it — and is
 //! reported as a note.
 
@@ -22,9 +23,12 @@ use crate::format::footer::FileKind;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
 use crate::format::postings::{decode_bitmap, TermPostings};
-use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES};
+use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, FACET_WORD, SEGMENT_FILES};
+use crate::index::build::RecordTokens;
+use crate::index::pairs::{self, FrequentWords};
 use crate::index::segment::{Segment, Store};
 use crate::schema::GROUP_COUNT;
+use crate::text::TextAnalyzer;
 
 /// What `check` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,7 +99,8 @@ pub fn check(dir: &Path) -> CheckReport {
             }
         }
         let checked = if files_sound {
-            check_segment(dir, entry, &mut report).map_err(|e| report.problems.push(e.to_string()))
+            check_segment(dir, entry, manifest.stem, &mut report)
+                .map_err(|e| report.problems.push(e.to_string()))
         } else {
             Err(())
         };
@@ -165,19 +170,39 @@ fn check_log(
 fn check_segment(
     dir: &Path,
     entry: &crate::format::manifest::SegmentEntry,
+    stem: bool,
     report: &mut CheckReport,
 ) -> Result<HashSet<String>> {
     let segment = Segment::open(dir, entry, Store::open(dir, entry)?)?;
+    // The frequent words the segment stores, and every pair of them its records imply.
+    let analyzer = TextAnalyzer::new(stem);
+    let mut frequent = Vec::new();
+    segment.facets.for_each_with_prefix(FACET_WORD, |key, _| {
+        frequent.push(String::from_utf8_lossy(&key[FACET_WORD.len()..]).into_owned())
+    })?;
+    let frequent = FrequentWords::from_words(frequent);
     let n = segment.len();
     let columns_path = segment.columns.file().path().display().to_string();
     let mut ids = HashSet::with_capacity(n as usize);
     let mut locators = HashSet::with_capacity(n as usize);
     // Facet key → how many records should be in its bitmap.
     let mut facet_counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    for word in frequent.words() {
+        facet_counts.insert(pairs::word_key(word), 0);
+    }
     let mut records = Vec::with_capacity(n as usize);
+    let mut record_pairs = Vec::new();
     for doc in 0..n {
         let stored = segment.stored(doc)?;
         let record = &stored.record;
+        record_pairs.clear();
+        frequent.pairs(
+            RecordTokens::of(record, &analyzer).words(),
+            &mut record_pairs,
+        );
+        for &pair in &record_pairs {
+            *facet_counts.entry(frequent.pair_key(pair)).or_default() += 1;
+        }
         if !ids.insert(record.id.clone()) {
             report.problems.push(format!(
                 "{}: id {:?} is stored twice",

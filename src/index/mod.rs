@@ -4,6 +4,7 @@
 pub(crate) mod build;
 pub mod check;
 pub(crate) mod overlay;
+pub(crate) mod pairs;
 pub mod searcher;
 pub mod segment;
 pub mod writer;

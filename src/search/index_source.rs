@@ -8,6 +8,7 @@ use roaring::RoaringBitmap;
 use crate::error::Result;
 use crate::format::postings::TermPostings;
 use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::index::pairs;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::schema::{FieldGroup, GROUP_COUNT, MASK_WEIGHTS};
@@ -15,6 +16,7 @@ use crate::search::filters::Filters;
 use crate::search::query::{phrase_occurs, PreparedQuery, MIN_PREFIX_CHARS};
 use crate::search::response::Counts;
 use crate::search::scan::scan_records;
+use crate::search::scratch;
 use crate::search::standard::{self, MatchLevel};
 use crate::search::{
     index_statistics, standard_parts, standard_score, DocRef, Hit, Matched, Source, TokenGroups,
@@ -106,10 +108,18 @@ struct SegmentMatch<'a> {
     stride: u32,
     candidates: CandidateSet,
     /// Bit per record: candidates whose postings allow the phrase (empty: none). Their text
-    /// is checked only where it matters.
+    /// is checked only where it matters, unless `phrase_exact`.
     phrase: Vec<u64>,
+    /// The phrase bits are exact: set ⇔ the phrase occurs (a two-word phrase of indexed words).
+    phrase_exact: bool,
     /// Per query token, the terms it matches in this segment.
     terms: Vec<Vec<u64>>,
+}
+
+impl Drop for SegmentMatch<'_> {
+    fn drop(&mut self) {
+        scratch::WORDS.give(std::mem::take(&mut self.sums));
+    }
 }
 
 /// Where a segment's candidates are listed.
@@ -153,6 +163,15 @@ impl SegmentMatch<'_> {
     /// Whether the postings of candidate `doc` allow the phrase.
     fn maybe_phrase(&self, doc: u32) -> bool {
         bit_set(&self.phrase, doc)
+    }
+
+    /// What the postings tell of the phrase in a record they allow it in or not.
+    fn known_phrase(&self, maybe_phrase: bool) -> Option<bool> {
+        match (maybe_phrase, self.phrase_exact) {
+            (false, _) => Some(false),
+            (true, true) => Some(true),
+            (true, false) => None,
+        }
     }
 
     /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
@@ -249,10 +268,12 @@ struct Keys {
     without: Vec<f64>,
     level: Vec<MatchLevel>,
     with: Vec<f64>,
+    level_with: Vec<MatchLevel>,
     /// Whether the phrase changes the level.
     depends: Vec<bool>,
-    /// The keys by relevance without the phrase, best first.
+    /// The keys by relevance without the phrase, best first; and with it.
     order: Vec<u32>,
+    order_with: Vec<u32>,
 }
 
 impl Keys {
@@ -264,8 +285,10 @@ impl Keys {
             without: Vec::with_capacity(len),
             level: Vec::with_capacity(len),
             with: Vec::with_capacity(len),
+            level_with: Vec::with_capacity(len),
             depends: Vec::with_capacity(len),
             order: (0..len as u32).collect(),
+            order_with: (0..len as u32).collect(),
         };
         for field_sum in 0..=most {
             for matched in 0..=token_count {
@@ -274,12 +297,15 @@ impl Keys {
                 keys.without.push(without);
                 keys.level.push(level);
                 keys.with.push(with);
+                keys.level_with.push(level_with);
                 keys.depends.push(level_with != level);
             }
         }
-        let without = &keys.without;
+        let (without, with) = (&keys.without, &keys.with);
         keys.order
             .sort_by(|&a, &b| without[b as usize].total_cmp(&without[a as usize]));
+        keys.order_with
+            .sort_by(|&a, &b| with[b as usize].total_cmp(&with[a as usize]));
         keys
     }
 
@@ -356,7 +382,7 @@ impl<'a> IndexSource<'a> {
         // Term-at-a-time accumulation into a dense per-record array: one pass over each token's
         // postings, a record's group mask turned into its weight by table.
         let file = segment.postings.file();
-        let mut sums = vec![0u64; n as usize];
+        let mut sums = scratch::WORDS.take(n as usize);
         let stride = query.tokens.len() as u32 + 1;
         let mut terms = Vec::with_capacity(query.tokens.len());
         let mut masks: Vec<u16> = Vec::new();
@@ -383,8 +409,11 @@ impl<'a> IndexSource<'a> {
                 }
                 several => {
                     // A record matching the token through several terms counts each group once.
-                    masks.clear();
-                    masks.resize(n as usize, 0);
+                    if masks.is_empty() {
+                        masks = scratch::MASKS.take(n as usize);
+                    } else {
+                        masks.fill(0);
+                    }
                     for postings in several {
                         let palette = postings.palette();
                         postings.for_each(n, file, |doc, code| {
@@ -400,6 +429,7 @@ impl<'a> IndexSource<'a> {
             }
             terms.push(token_terms);
         }
+        scratch::MASKS.give(masks);
         if let Some(allowed) = &allowed {
             let mut keep = vec![0u64; (n as usize).div_ceil(64)];
             allowed
@@ -431,10 +461,10 @@ impl<'a> IndexSource<'a> {
         };
 
         // Only asked of candidates, so not narrowed to them.
-        let phrase = match &query.phrase {
-            Some(_) if !query.is_empty() => phrase_prefilter(segment, &query.text, self.index)?
-                .unwrap_or_else(|| vec![u64::MAX; (n as usize).div_ceil(64)]),
-            _ => Vec::new(),
+        let (phrase, phrase_exact) = match &query.phrase {
+            Some(_) if !query.is_empty() => phrase_records(segment, &query.text, self.index)?
+                .unwrap_or_else(|| (vec![u64::MAX; (n as usize).div_ceil(64)], false)),
+            _ => (Vec::new(), false),
         };
         Ok(SegmentMatch {
             s,
@@ -445,6 +475,7 @@ impl<'a> IndexSource<'a> {
             stride,
             candidates,
             phrase,
+            phrase_exact,
             terms,
         })
     }
@@ -483,7 +514,7 @@ impl<'a> IndexSource<'a> {
         let mut docs = Vec::new();
         m.for_each_candidate(|doc, maybe_phrase| {
             docs.push(doc);
-            hits.push((doc, (!maybe_phrase).then_some(false)));
+            hits.push((doc, m.known_phrase(maybe_phrase)));
         });
         let hits = hits
             .into_iter()
@@ -550,8 +581,7 @@ impl<'a> IndexSource<'a> {
         m.for_each_candidate(|doc, maybe_phrase| {
             let key = keys.of(m.sums[doc as usize]);
             if reach[key][usize::from(maybe_phrase)] || involved.contains(doc) {
-                let phrase = if maybe_phrase { None } else { Some(false) };
-                kept.push((doc, phrase, false));
+                kept.push((doc, m.known_phrase(maybe_phrase), false));
             }
         });
         kept.retain_mut(|(doc, phrase, is_involved)| {
@@ -848,40 +878,54 @@ fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: u
     // Per key, candidates whose postings rule the phrase out (even slots) or allow it (odd).
     let mut histogram = vec![0u32; 2 * keys.len()];
     let mut level_depends = Vec::new();
+    let exact = m.phrase_exact;
     m.for_each_candidate(|doc, maybe_phrase| {
         let key = keys.of(m.sums[doc as usize]);
         histogram[2 * key + usize::from(maybe_phrase)] += 1;
-        if maybe_phrase && keys.depends[key] {
+        if maybe_phrase && !exact && keys.depends[key] {
             level_depends.push(doc);
         }
     });
     let mut counts = Counts::default();
-    let mut per_key: Vec<u32> = Vec::with_capacity(keys.len());
     for (key, pair) in histogram.chunks_exact(2).enumerate() {
         let (ruled_out, allowed) = (pair[0] as usize, pair[1] as usize);
         counts.candidates += ruled_out + allowed;
-        let settled = if keys.depends[key] {
-            ruled_out
-        } else {
-            ruled_out + allowed
-        };
-        counts.add_many(keys.level[key], settled);
-        per_key.push(pair[0] + pair[1]);
+        counts.add_many(keys.level[key], ruled_out);
+        // Unless exact, the phrase is known only where it does not change the level.
+        if exact || !keys.depends[key] {
+            counts.add_many(keys.level_with[key], allowed);
+        }
     }
-    // The best `wanted` relevances without the phrase, outside supersession relations.
+    // The best `wanted` lower bounds of relevance outside supersession relations: with the
+    // phrase where the postings say exactly that it occurs, else without it.
     for doc in involved {
-        per_key[keys.of(m.sums[doc as usize])] -= 1;
+        let slot = 2 * keys.of(m.sums[doc as usize]) + usize::from(m.maybe_phrase(doc));
+        histogram[slot] -= 1;
     }
     let mut best = Vec::with_capacity(wanted);
-    for &key in &keys.order {
-        if best.len() == wanted {
-            break;
-        }
-        let take = (per_key[key as usize] as usize).min(wanted - best.len());
-        best.extend(std::iter::repeat_n(
-            keys.without[key as usize].to_bits(),
-            take,
-        ));
+    let mut without = keys.order.iter().peekable();
+    let mut with = keys.order_with.iter().peekable();
+    while best.len() < wanted {
+        // The next best of the two orders: keys without the phrase, and (when exact) with it.
+        let next_without = without.peek().map(|&&k| keys.without[k as usize]);
+        let next_with = with
+            .peek()
+            .filter(|_| exact)
+            .map(|&&k| keys.with[k as usize]);
+        let (value, count) = match (next_without, next_with) {
+            (Some(a), Some(b)) if b > a => {
+                let k = *with.next().expect("peeked") as usize;
+                (b, histogram[2 * k + 1])
+            }
+            (Some(a), _) => {
+                let k = *without.next().expect("peeked") as usize;
+                let count = histogram[2 * k] + if exact { 0 } else { histogram[2 * k + 1] };
+                (a, count)
+            }
+            (None, _) => break,
+        };
+        let take = (count as usize).min(wanted - best.len());
+        best.extend(std::iter::repeat_n(value.to_bits(), take));
     }
     Survey {
         counts,
@@ -1059,6 +1103,62 @@ fn filter_records(segment: &Segment, filters: &Filters) -> Result<Option<Roaring
     Ok(allowed)
 }
 
+/// Where the postings say the phrase of `query` may occur in a segment, as a bit per record,
+/// and whether exactly (the bits are then the records where it occurs). `None`: anywhere.
+///
+/// A phrase of words that are not CJK occurs only in records holding each adjacent pair of its
+/// words, and a two-word phrase exactly in those (index/pairs.rs). Where a pair is not indexed,
+/// the records holding every word in one group narrow it instead.
+fn phrase_records(
+    segment: &Segment,
+    query: &str,
+    index: &Index,
+) -> Result<Option<(Vec<u64>, bool)>> {
+    let n = segment.len() as usize;
+    let words = text::words(query);
+    let not_cjk = words
+        .iter()
+        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
+    let mut every_pair = words.len() >= 2 && not_cjk;
+    let mut pair_sets: Vec<RoaringBitmap> = Vec::new();
+    if not_cjk {
+        let frequent = |word: &str| -> Result<bool> {
+            Ok(segment.facets.get(&pairs::word_key(word))?.is_some())
+        };
+        for pair in words.windows(2) {
+            if frequent(&pair[0])? && frequent(&pair[1])? {
+                pair_sets.push(segment.facet(&pairs::pair_key(&pair[0], &pair[1]))?);
+            } else {
+                every_pair = false;
+            }
+        }
+    }
+    pair_sets.sort_by_key(RoaringBitmap::len);
+    let held = pair_sets.into_iter().reduce(|all, set| all & set);
+    let bits_of = |set: &RoaringBitmap| {
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        set.iter()
+            .for_each(|d| bits[d as usize / 64] |= 1 << (d % 64));
+        bits
+    };
+    if every_pair {
+        let held = held.unwrap_or_default();
+        return Ok(Some((bits_of(&held), words.len() == 2)));
+    }
+    let mut bits = phrase_prefilter(segment, query, index)?;
+    if let Some(held) = held {
+        let held = bits_of(&held);
+        bits = Some(match bits {
+            Some(mut bits) => {
+                bits.iter_mut().zip(&held).for_each(|(b, h)| *b &= h);
+                bits
+            }
+            None => held,
+        });
+    }
+    Ok(bits.map(|bits| (bits, false)))
+}
+
 /// Records that contain, in one group, every term of every word of the query, as a bit per
 /// record: a superset of the records where the phrase occurs, which are then verified on the
 /// stored text. `None` when the words give no constraint.
@@ -1089,11 +1189,14 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     }
     // Per record, the groups holding every key so far: each key's pass writes the records it
     // occurs in, so the others drop out.
-    let mut common = vec![ALL_GROUPS; n];
-    let mut next = vec![0u16; n];
+    let mut common = scratch::MASKS.take(n);
+    common.fill(ALL_GROUPS);
+    let mut next = scratch::MASKS.take(n);
     let file = segment.postings.file();
     for key in &keys {
         let Some(term) = segment.terms.get(key)? else {
+            scratch::MASKS.give(common);
+            scratch::MASKS.give(next);
             return Ok(Some(vec![0; n.div_ceil(64)]));
         };
         let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
@@ -1108,6 +1211,8 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     for (doc, &groups) in common.iter().enumerate() {
         bits[doc / 64] |= u64::from(groups != 0) << (doc % 64);
     }
+    scratch::MASKS.give(common);
+    scratch::MASKS.give(next);
     Ok(Some(bits))
 }
 

@@ -19,6 +19,7 @@ pub mod request;
 pub mod response;
 pub(crate) mod scan;
 mod scan_statistics;
+mod scratch;
 pub mod settings;
 pub mod standard;
 

@@ -114,12 +114,20 @@ pub fn phrase_occurs(haystack: &str, needle: &str) -> bool {
     };
     let free_start = text::is_cjk_char(first);
     let free_end = text::is_cjk_char(last);
-    haystack.match_indices(needle).any(|(at, _)| {
+    // Every occurrence, overlapping ones included: in "0a a a", "a a" first occurs inside
+    // "0a a" (no boundary), then at the second "a".
+    let mut from = 0;
+    while let Some(found) = haystack[from..].find(needle) {
+        let at = from + found;
         let end = at + needle.len();
         let start_ok = free_start || at == 0 || haystack[..at].ends_with(' ');
         let end_ok = free_end || end == haystack.len() || haystack[end..].starts_with(' ');
-        start_ok && end_ok
-    })
+        if start_ok && end_ok {
+            return true;
+        }
+        from = at + first.len_utf8();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -199,6 +207,10 @@ mod tests {
             ("trust 编程", "rust 编程", false), // a latin edge needs a boundary
             ("a rust 编程x", "rust 编程", true),
             ("", "a b", false),
+            // An occurrence without a boundary does not hide an overlapping one that has it.
+            ("0a a a", "a a", true),
+            ("xab ab ab", "ab ab", true),
+            ("xab ab", "ab ab", false),
         ];
         for (haystack, needle, expected) in cases {
             assert_eq!(

@@ -204,21 +204,29 @@ impl TextAnalyzer {
     /// The tokens are appended to `out`, so that a caller can reuse one buffer across texts.
     /// Term frequencies and field-group lengths count these tokens.
     pub fn index_tokens(&self, text: &str, out: &mut Vec<IndexToken>) {
+        self.for_each_index_token(text, |token, cjk, stop| {
+            out.push(IndexToken {
+                text: token.to_owned(),
+                cjk,
+                stop,
+            })
+        });
+    }
+
+    /// [`TextAnalyzer::index_tokens`] without allocating a string per token: calls
+    /// `emit(text, cjk, stop)` for each token, in order.
+    pub fn for_each_index_token(&self, text: &str, mut emit: impl FnMut(&str, bool, bool)) {
         let normalized = normalize(text);
         for_each_term(&normalized, |term, cjk| {
-            out.push(if cjk {
-                IndexToken {
-                    text: term.to_owned(),
-                    cjk,
-                    stop: false,
-                }
+            if cjk {
+                emit(term, true, false);
             } else {
-                IndexToken {
-                    text: self.stem(term),
-                    cjk,
-                    stop: is_stop_word(term),
+                let stop = is_stop_word(term);
+                match &self.stemmer {
+                    Some(stemmer) => emit(&stemmer.stem(term), false, stop),
+                    None => emit(term, false, stop),
                 }
-            });
+            }
         });
     }
 

@@ -1,0 +1,200 @@
+//! Word pairs: which records hold two frequent words next to each other in some value, so that
+//! the exact phrase of a query (SPEC §4) is found from postings instead of the stored text.
+//!
+//! For a phrase of words that are not CJK, "occurs at word boundaries in `phrase(value)`" means
+//! "its words are consecutive words of the value" (a word never contains a space, and each
+//! boundary is a space or an edge). So the records where a two-word phrase occurs are exactly
+//! the records holding that pair, and for a longer phrase the records holding every adjacent
+//! pair of it are a superset to verify.
+//!
+//! Only pairs of *frequent* words are indexed: a rare word already narrows its phrase to a few
+//! records, and indexing every pair would double the postings. A segment's frequent words are
+//! chosen from a sample of its records and stored with it (as facets: [`FACET_WORD`] + word,
+//! with no records), so a search knows which pairs the segment indexes: a pair of two stored
+//! words that has no [`FACET_PAIR`] facet occurs in no record. Built with stemming, index
+//! tokens are stems, not words, and a segment stores no frequent words and no pairs.
+
+use std::collections::HashMap;
+
+use crate::format::{FACET_PAIR, FACET_WORD};
+
+/// At most this many frequent words per segment (pair ids stay below 2^24).
+pub const MAX_WORDS: usize = 4096;
+
+/// A word is frequent when at least this share of the sampled records holds it…
+const SHARE: usize = 100;
+/// …and at least this many of them.
+const MIN_RECORDS: usize = 3;
+
+/// The frequent words of one segment, numbered.
+#[derive(Debug, Default)]
+pub struct FrequentWords {
+    ids: HashMap<String, u32, foldhash::fast::RandomState>,
+    words: Vec<String>,
+}
+
+impl FrequentWords {
+    /// Chooses the frequent words of a sample: the words held by at least 1 % of its records
+    /// (and at least three), most frequent first, at most [`MAX_WORDS`]; ties by word.
+    /// `records` gives each sampled record's words, as [`FrequentWords::pairs`] takes them.
+    pub fn choose<'a, W>(records: impl Iterator<Item = W>) -> FrequentWords
+    where
+        W: Iterator<Item = Option<&'a str>>,
+    {
+        let mut counts: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
+        let mut sampled = 0;
+        let mut seen: Vec<&str> = Vec::new();
+        for words in records {
+            sampled += 1;
+            seen.clear();
+            seen.extend(words.flatten());
+            seen.sort_unstable();
+            seen.dedup();
+            for word in &seen {
+                *counts.entry(word).or_default() += 1;
+            }
+        }
+        let least = (sampled / SHARE).max(MIN_RECORDS);
+        let mut frequent: Vec<(usize, &str)> = counts
+            .into_iter()
+            .filter(|&(_, count)| count >= least)
+            .map(|(word, count)| (count, word))
+            .collect();
+        frequent.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        frequent.truncate(MAX_WORDS);
+        FrequentWords::from_words(frequent.into_iter().map(|(_, w)| w.to_string()).collect())
+    }
+
+    /// The frequent words given, numbered in byte order: then pair ids ascend as their keys do
+    /// (`first 0x00 second`, 0x00 sorting before every byte of a word).
+    pub fn from_words(mut words: Vec<String>) -> FrequentWords {
+        words.sort_unstable();
+        words.dedup();
+        let ids = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.clone(), i as u32))
+            .collect();
+        FrequentWords { ids, words }
+    }
+
+    /// The words, in id (byte) order.
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// Appends the ids of the frequent-word pairs of one record, sorted and without repeats.
+    /// `words` are the record's index tokens in order, each `Some(text)`, except that a CJK
+    /// token is `None` and so is the end of each value: no pair spans a `None`.
+    pub fn pairs<'a>(&self, words: impl Iterator<Item = Option<&'a str>>, out: &mut Vec<u32>) {
+        if self.words.is_empty() {
+            return;
+        }
+        let start = out.len();
+        let mut previous: Option<u32> = None;
+        for word in words {
+            let id = word.and_then(|w| self.ids.get(w).copied());
+            if let (Some(a), Some(b)) = (previous, id) {
+                out.push(a * MAX_WORDS as u32 + b);
+            }
+            previous = id;
+        }
+        out[start..].sort_unstable();
+        let mut kept = start;
+        for i in start..out.len() {
+            if i == start || out[i] != out[kept - 1] {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
+    }
+
+    /// The facet key of pair `id`.
+    pub fn pair_key(&self, id: u32) -> Vec<u8> {
+        let (a, b) = (id as usize / MAX_WORDS, id as usize % MAX_WORDS);
+        pair_key(&self.words[a], &self.words[b])
+    }
+}
+
+/// The facet key of the pair `first second`.
+pub fn pair_key(first: &str, second: &str) -> Vec<u8> {
+    [FACET_PAIR, first.as_bytes(), b"\0", second.as_bytes()].concat()
+}
+
+/// The facet key marking `word` as frequent in a segment.
+pub fn word_key(word: &str) -> Vec<u8> {
+    [FACET_WORD, word.as_bytes()].concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::TextAnalyzer;
+
+    /// The words of values as [`FrequentWords::pairs`] takes them.
+    fn words_of(values: &[&str]) -> Vec<Option<String>> {
+        let analyzer = TextAnalyzer::new(false);
+        let mut words = Vec::new();
+        for value in values {
+            analyzer.for_each_index_token(value, |text, cjk, _| {
+                words.push((!cjk).then(|| text.to_string()))
+            });
+            words.push(None);
+        }
+        words
+    }
+
+    #[test]
+    fn pairs_are_adjacent_frequent_words_of_one_value() {
+        let words = FrequentWords::from_words(vec!["cache".into(), "ci".into(), "the".into()]);
+        let values = words_of(&["The CI cache, the cache", "ci", "cache 编程 ci"]);
+        let mut pairs = Vec::new();
+        words.pairs(values.iter().map(Option::as_deref), &mut pairs);
+        let keys: Vec<String> = pairs
+            .iter()
+            .map(|&p| String::from_utf8(words.pair_key(p)).unwrap())
+            .collect();
+        // "ci" ending value 1 and starting value 2 is no pair; nor are words around CJK.
+        assert_eq!(
+            keys,
+            [
+                "p\0cache\0the",
+                "p\0ci\0cache",
+                "p\0the\0cache",
+                "p\0the\0ci"
+            ]
+        );
+    }
+
+    #[test]
+    fn frequent_words_need_a_share_of_the_sample() {
+        let mut records = Vec::new();
+        for i in 0..400 {
+            let text = if i % 50 == 0 {
+                "common rare".to_string()
+            } else {
+                format!("common w{i}")
+            };
+            records.push(words_of(&[&text]));
+        }
+        let chosen = FrequentWords::choose(records.iter().map(|r| r.iter().map(Option::as_deref)));
+        // 8 of 400 records hold "rare": at least 1 % (4) and 3.
+        assert_eq!(chosen.words(), ["common", "rare"]);
+    }
+
+    #[test]
+    fn pair_ids_ascend_as_their_keys() {
+        let words = FrequentWords::from_words(
+            ["ab", "abc", "a", "b", "ba", "z0"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let n = words.words().len() as u32;
+        let ids: Vec<u32> = (0..n)
+            .flat_map(|a| (0..n).map(move |b| a * MAX_WORDS as u32 + b))
+            .collect();
+        let keys: Vec<Vec<u8>> = ids.iter().map(|&id| words.pair_key(id)).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    }
+}
