@@ -178,9 +178,12 @@ impl SegmentMatch<'_> {
     fn for_each_candidate(&self, mut visit: impl FnMut(u32, bool)) {
         match &self.candidates {
             CandidateSet::Dense => {
-                for (doc, &sums) in self.sums.iter().enumerate() {
-                    if sums != 0 {
-                        visit(doc as u32, self.maybe_phrase(doc as u32));
+                for (w, sums) in self.sums.chunks(64).enumerate() {
+                    let phrase = self.phrase.get(w).copied().unwrap_or(0);
+                    for (i, &sum) in sums.iter().enumerate() {
+                        if sum != 0 {
+                            visit((64 * w + i) as u32, phrase >> i & 1 != 0);
+                        }
                     }
                 }
             }
@@ -1187,29 +1190,61 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     if keys.is_empty() {
         return Ok(None);
     }
+    let file = segment.postings.file();
+    let mut postings = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let Some(term) = segment.terms.get(key)? else {
+            return Ok(Some(vec![0; n.div_ceil(64)]));
+        };
+        postings.push(TermPostings::parse(
+            segment.postings.get(term as usize)?,
+            file,
+        )?);
+    }
+    postings.sort_by_key(TermPostings::len);
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    let (rarest, others) = postings.split_first().expect("a key at least");
+    if rarest.len() * 64 < n as u64 {
+        // A rare key: its records, each looked up in the other keys' postings.
+        let mut held: Vec<(u32, u16)> = Vec::with_capacity(rarest.len() as usize);
+        let palette = rarest.palette();
+        rarest.for_each(segment.len(), file, |doc, code| {
+            held.push((doc, palette[code]))
+        })?;
+        for other in others {
+            let mut kept = Vec::with_capacity(held.len());
+            for (doc, groups) in held {
+                if let Some(mask) = other.mask_of(doc, file)? {
+                    if groups & mask != 0 {
+                        kept.push((doc, groups & mask));
+                    }
+                }
+            }
+            held = kept;
+        }
+        for (doc, _) in held {
+            bits[doc as usize / 64] |= 1 << (doc % 64);
+        }
+        return Ok(Some(bits));
+    }
     // Per record, the groups holding every key so far: each key's pass writes the records it
     // occurs in, so the others drop out.
     let mut common = scratch::MASKS.take(n);
     common.fill(ALL_GROUPS);
     let mut next = scratch::MASKS.take(n);
-    let file = segment.postings.file();
-    for key in &keys {
-        let Some(term) = segment.terms.get(key)? else {
-            scratch::MASKS.give(common);
-            scratch::MASKS.give(next);
-            return Ok(Some(vec![0; n.div_ceil(64)]));
-        };
-        let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-        let palette = postings.palette();
+    for key_postings in &postings {
+        let palette = key_postings.palette();
         next.fill(0);
-        postings.for_each(segment.len(), file, |doc, code| {
+        key_postings.for_each(segment.len(), file, |doc, code| {
             next[doc as usize] = common[doc as usize] & palette[code];
         })?;
         std::mem::swap(&mut common, &mut next);
     }
-    let mut bits = vec![0u64; n.div_ceil(64)];
-    for (doc, &groups) in common.iter().enumerate() {
-        bits[doc / 64] |= u64::from(groups != 0) << (doc % 64);
+    for (word, groups) in bits.iter_mut().zip(common.chunks(64)) {
+        *word = groups
+            .iter()
+            .enumerate()
+            .fold(0, |word, (i, &g)| word | u64::from(g != 0) << i);
     }
     scratch::MASKS.give(common);
     scratch::MASKS.give(next);
