@@ -175,10 +175,23 @@ impl SegmentMatch<'_> {
     }
 
     /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
-    fn for_each_candidate(&self, mut visit: impl FnMut(u32, bool)) {
+    fn for_each_candidate(&self, visit: impl FnMut(u32, bool)) {
+        self.for_each_candidate_in(|_| true, visit);
+    }
+
+    /// [`SegmentMatch::for_each_candidate`] restricted to the chunks of 64 records (record
+    /// number ÷ 64) that `chunk` accepts.
+    fn for_each_candidate_in(
+        &self,
+        chunk: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(u32, bool),
+    ) {
         match &self.candidates {
             CandidateSet::Dense => {
                 for (w, sums) in self.sums.chunks(64).enumerate() {
+                    if !chunk(w) {
+                        continue;
+                    }
                     let phrase = self.phrase.get(w).copied().unwrap_or(0);
                     for (i, &sum) in sums.iter().enumerate() {
                         if sum != 0 {
@@ -187,9 +200,11 @@ impl SegmentMatch<'_> {
                     }
                 }
             }
-            CandidateSet::Listed(docs) => docs
-                .iter()
-                .for_each(|doc| visit(doc, self.maybe_phrase(doc))),
+            CandidateSet::Listed(docs) => docs.iter().for_each(|doc| {
+                if chunk(doc as usize / 64) {
+                    visit(doc, self.maybe_phrase(doc))
+                }
+            }),
         }
     }
 
@@ -274,6 +289,8 @@ struct Keys {
     level_with: Vec<MatchLevel>,
     /// Whether the phrase changes the level.
     depends: Vec<bool>,
+    /// By slot `2 × key + phrase possible`: the relevance without the phrase, then with it.
+    upper: Vec<f64>,
     /// The keys by relevance without the phrase, best first; and with it.
     order: Vec<u32>,
     order_with: Vec<u32>,
@@ -292,6 +309,7 @@ impl Keys {
             depends: Vec::with_capacity(len),
             order: (0..len as u32).collect(),
             order_with: (0..len as u32).collect(),
+            upper: Vec::with_capacity(2 * len),
         };
         for field_sum in 0..=most {
             for matched in 0..=token_count {
@@ -300,6 +318,7 @@ impl Keys {
                 keys.without.push(without);
                 keys.level.push(level);
                 keys.with.push(with);
+                keys.upper.extend([without, with]);
                 keys.level_with.push(level_with);
                 keys.depends.push(level_with != level);
             }
@@ -309,6 +328,7 @@ impl Keys {
             .sort_by(|&a, &b| without[b as usize].total_cmp(&without[a as usize]));
         keys.order_with
             .sort_by(|&a, &b| with[b as usize].total_cmp(&with[a as usize]));
+
         keys
     }
 
@@ -320,6 +340,28 @@ impl Keys {
     #[inline]
     fn of(&self, sums: u64) -> usize {
         (sums >> 32) as usize
+    }
+}
+
+/// Which candidates can still reach the page: those whose score can exceed the floor, the
+/// feedback term at its most.
+struct Reach {
+    floor: f64,
+    /// By key, without the phrase and with it.
+    by_key: Vec<[bool; 2]>,
+}
+
+impl Reach {
+    fn new(keys: &Keys, floor: f64) -> Reach {
+        let by_key = (0..keys.len())
+            .map(|k| [keys.without[k], keys.with[k]].map(|r| r + FEEDBACK_MAX > floor))
+            .collect();
+        Reach { floor, by_key }
+    }
+
+    /// Whether a relevance (before feedback) can reach the page.
+    fn relevance(&self, relevance: f64) -> bool {
+        relevance + FEEDBACK_MAX > self.floor
     }
 }
 
@@ -566,24 +608,31 @@ impl<'a> IndexSource<'a> {
         Ok((involved, targets))
     }
 
-    /// The candidates of segment match `m` that can reach the page — `reach[key][phrase]`: an
-    /// upper bound of their score is above the floor — or are `involved`, each with its feedback
-    /// term (columns plus log).
-    /// `checked` holds the phrases already checked, by record number.
+    /// The candidates of segment match `m` that can [`Reach`] the page or are `involved`, each
+    /// with its feedback term (columns plus log). `checked` holds the phrases already checked,
+    /// by record number; `survey` is the segment's.
     fn candidates(
         &self,
         m: &SegmentMatch<'a>,
         involved: &RoaringBitmap,
         checked: &[(u32, bool)],
-        reach: &[[bool; 2]],
         keys: &Keys,
+        survey: &Survey,
+        reach: &Reach,
     ) -> Result<Vec<Candidate>> {
-        // First by the bound with the phrase wherever the postings allow it; then the records
-        // kept whose phrase was checked take the bound their text gives.
+        // Only chunks whose best key can reach the page (or that hold an involved record) are
+        // read. Then by the bound with the phrase wherever the postings allow it; then the
+        // records kept whose phrase was checked take the bound their text gives.
+        let chunk = |w: usize| {
+            survey
+                .chunk_best
+                .get(w)
+                .is_none_or(|&best| reach.relevance(best))
+        };
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
-        m.for_each_candidate(|doc, maybe_phrase| {
+        m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
             let key = keys.of(m.sums[doc as usize]);
-            if reach[key][usize::from(maybe_phrase)] || involved.contains(doc) {
+            if reach.by_key[key][usize::from(maybe_phrase)] || involved.contains(doc) {
                 kept.push((doc, m.known_phrase(maybe_phrase), false));
             }
         });
@@ -593,7 +642,7 @@ impl<'a> IndexSource<'a> {
                 *phrase = Some(checked[at].1);
             }
             let key = keys.of(m.sums[*doc as usize]);
-            *is_involved || reach[key][usize::from(*phrase != Some(false))]
+            *is_involved || reach.by_key[key][usize::from(*phrase != Some(false))]
         });
         let added = &self.index.overlay.feedback_docs[m.s as usize];
         kept.into_iter()
@@ -692,19 +741,15 @@ impl<'a> IndexSource<'a> {
             .chain(log_scores())
             .collect();
         let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
-        let reach: Vec<[bool; 2]> = (0..keys.len())
-            .map(|k| {
-                [
-                    keys.without[k] + FEEDBACK_MAX > floor,
-                    keys.with[k] + FEEDBACK_MAX > floor,
-                ]
-            })
-            .collect();
+        let reach = Reach::new(&keys, floor);
         let mut candidates: Vec<Candidate> = matches
             .par_iter()
             .zip(&involved)
             .zip(&checked)
-            .map(|((m, involved), checked)| self.candidates(m, involved, checked, &reach, &keys))
+            .zip(&surveys)
+            .map(|(((m, involved), checked), survey)| {
+                self.candidates(m, involved, checked, &keys, survey, &reach)
+            })
             .collect::<Result<Vec<_>>>()?
             .concat();
 
@@ -875,6 +920,9 @@ struct Survey {
     /// The best `wanted` relevances without the phrase among candidates outside supersession
     /// relations, as `f64` bits (relevance is never negative, so the bits order like values).
     best: Vec<u64>,
+    /// Per chunk of 64 records, the best upper bound of its candidates' relevance (with the
+    /// phrase where the postings allow it); infinite where it holds an involved record.
+    chunk_best: Vec<f64>,
 }
 
 fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: usize) -> Survey {
@@ -882,9 +930,16 @@ fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: u
     let mut histogram = vec![0u32; 2 * keys.len()];
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
+    let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
     m.for_each_candidate(|doc, maybe_phrase| {
         let key = keys.of(m.sums[doc as usize]);
-        histogram[2 * key + usize::from(maybe_phrase)] += 1;
+        let slot = 2 * key + usize::from(maybe_phrase);
+        histogram[slot] += 1;
+        let upper = keys.upper[slot];
+        let best = &mut chunk_best[doc as usize / 64];
+        if upper > *best {
+            *best = upper;
+        }
         if maybe_phrase && !exact && keys.depends[key] {
             level_depends.push(doc);
         }
@@ -904,6 +959,7 @@ fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: u
     for doc in involved {
         let slot = 2 * keys.of(m.sums[doc as usize]) + usize::from(m.maybe_phrase(doc));
         histogram[slot] -= 1;
+        chunk_best[doc as usize / 64] = f64::INFINITY;
     }
     let mut best = Vec::with_capacity(wanted);
     let mut without = keys.order.iter().peekable();
@@ -934,6 +990,7 @@ fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: u
         counts,
         level_depends,
         best,
+        chunk_best,
     }
 }
 
