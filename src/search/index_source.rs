@@ -139,17 +139,22 @@ fn bit_set(bits: &[u64], i: u32) -> bool {
 impl SegmentMatch<'_> {
     /// `Σ_g weight[g] × |tokens matching g|` of record `doc`.
     fn field_sum(&self, doc: u32) -> u32 {
-        (self.sums[doc as usize] >> 32) as u32 / self.stride
+        (self.sum(doc) >> 32) as u32 / self.stride
+    }
+
+    /// The packed sums of record `doc` (0 for a query without postings here).
+    fn sum(&self, doc: u32) -> u64 {
+        self.sums.get(doc as usize).copied().unwrap_or(0)
     }
 
     /// The number of query tokens record `doc` matches.
     fn matched(&self, doc: u32) -> u32 {
-        (self.sums[doc as usize] >> 32) as u32 % self.stride
+        (self.sum(doc) >> 32) as u32 % self.stride
     }
 
     /// The matched query tokens of record `doc`, one bit each.
     fn coverage(&self, doc: u32) -> u32 {
-        self.sums[doc as usize] as u32
+        self.sum(doc) as u32
     }
 
     /// Whether record `doc` is a candidate.
@@ -427,18 +432,28 @@ impl<'a> IndexSource<'a> {
         // Term-at-a-time accumulation into a dense per-record array: one pass over each token's
         // postings, a record's group mask turned into its weight by table.
         let file = segment.postings.file();
-        let mut sums = scratch::WORDS.take(n as usize);
         let stride = query.tokens.len() as u32 + 1;
         let mut terms = Vec::with_capacity(query.tokens.len());
-        let mut masks: Vec<u16> = Vec::new();
-        let mut postings_total = 0u64;
-        for (t, token) in query.tokens.iter().enumerate() {
+        let mut token_postings = Vec::with_capacity(query.tokens.len());
+        for token in &query.tokens {
             let token_terms = expand(segment, token, query.analyzer)?;
-            let parsed = token_terms
-                .iter()
-                .map(|&term| TermPostings::parse(segment.postings.get(term as usize)?, file))
-                .collect::<Result<Vec<_>>>()?;
-            postings_total += parsed.iter().map(TermPostings::len).sum::<u64>();
+            token_postings.push(
+                token_terms
+                    .iter()
+                    .map(|&term| TermPostings::parse(segment.postings.get(term as usize)?, file))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+            terms.push(token_terms);
+        }
+        let postings_total: u64 = token_postings.iter().flatten().map(TermPostings::len).sum();
+        // No posting, no candidate: no per-record array either.
+        let mut sums = if postings_total == 0 {
+            Vec::new()
+        } else {
+            scratch::WORDS.take(n as usize)
+        };
+        let mut masks: Vec<u16> = Vec::new();
+        for (t, parsed) in token_postings.iter().enumerate() {
             let bit = 1u64 << t;
             // Adds the token's group weights to the field sum, and one matched token.
             let weight =
@@ -472,7 +487,6 @@ impl<'a> IndexSource<'a> {
                     }
                 }
             }
-            terms.push(token_terms);
         }
         scratch::MASKS.give(masks);
         if let Some(allowed) = &allowed {
@@ -486,8 +500,10 @@ impl<'a> IndexSource<'a> {
                 }
             }
         }
-        for doc in &absent {
-            sums[doc as usize] = 0;
+        if !sums.is_empty() {
+            for doc in &absent {
+                sums[doc as usize] = 0;
+            }
         }
 
         let candidates = if query.is_empty() {
@@ -507,7 +523,7 @@ impl<'a> IndexSource<'a> {
 
         // Only asked of candidates, so not narrowed to them.
         let (phrase, phrase_exact) = match &query.phrase {
-            Some(_) if !query.is_empty() => phrase_records(segment, &query.text, self.index)?
+            Some(_) if postings_total > 0 => phrase_records(segment, &query.text, self.index)?
                 .unwrap_or_else(|| (vec![u64::MAX; (n as usize).div_ceil(64)], false)),
             _ => (Vec::new(), false),
         };
