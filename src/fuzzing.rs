@@ -101,7 +101,7 @@ fn kind_of(name: &str) -> Option<FileKind> {
     Some(match suffix {
         "MANIFEST" => FileKind::Manifest,
         "terms.fst" | "facets.fst" | "ids.fst" => FileKind::Fst,
-        "terms.post" | "facets.post" => FileKind::Postings,
+        "terms.post" | "facets.post" | "pairs" => FileKind::Postings,
         "store" => FileKind::Store,
         "columns" => FileKind::Columns,
         _ => return None,

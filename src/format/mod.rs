@@ -8,13 +8,15 @@
 //! <segment>.terms.post          term number → its records, each with a group-mask code and
 //!                               term frequencies (blobs.rs, postings.rs, bitpack.rs)
 //! <segment>.facets.fst          facet key → facet number: tag phrases, memory types,
-//!                               supersedes targets, frequent words and their adjacent pairs
+//!                               supersedes targets
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
 //! <segment>.store               record number → bincode record, zstd-compressed with a
 //!                               dictionary trained per segment (store.rs, blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
+//! <segment>.pairs               frequent words, and the records holding each adjacent pair
+//!                               of them (pairs.rs)
 //! g<generation>.log             the record log, appended to, never mapped (log.rs)
 //! ```
 //!
@@ -36,6 +38,7 @@ pub mod footer;
 pub mod log;
 pub mod manifest;
 pub mod mmap;
+pub mod pairs;
 pub mod postings;
 pub mod store;
 
@@ -48,14 +51,9 @@ pub const FACET_TAG: &[u8] = b"t\0";
 pub const FACET_TYPE: &[u8] = b"m\0";
 /// Facet key prefix of a `supersedes` target id: the records superseding it.
 pub const FACET_SUPERSEDES: &[u8] = b"s\0";
-/// Facet key prefix of a frequent word of the segment (no records): see `index/pairs.rs`.
-pub const FACET_WORD: &[u8] = b"w\0";
-/// Facet key prefix of a pair of frequent words, `first 0x00 second`: the records holding them
-/// next to each other in some value.
-pub const FACET_PAIR: &[u8] = b"p\0";
 
-/// File suffixes of a segment, in the order they are written.
-pub const SEGMENT_FILES: [&str; 8] = [
+/// File suffixes of a segment.
+pub const SEGMENT_FILES: [&str; 9] = [
     "terms.fst",
     "terms.post",
     "facets.fst",
@@ -64,4 +62,5 @@ pub const SEGMENT_FILES: [&str; 8] = [
     "store",
     "columns",
     "entities.fst",
+    "pairs",
 ];

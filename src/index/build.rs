@@ -14,10 +14,11 @@ use crate::format::columns::{ColumnsWriter, Row};
 use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
+use crate::format::pairs;
 use crate::format::postings::{encode_term, Posting};
 use crate::format::store::write_store;
-use crate::format::{FACET_PAIR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
-use crate::index::pairs::{self, FrequentWords};
+use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::index::pairs::FrequentWords;
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
@@ -308,26 +309,10 @@ pub(crate) fn write_segment(
             facets.entry(key).or_default().insert(doc as u32);
         }
     }
-    for word in frequent.words() {
-        facets.insert(pairs::word_key(word), RoaringBitmap::new());
-    }
-    // Pair ids ascend as their keys do (pairs.rs), and no other facet key starts with
-    // FACET_PAIR: the facets are written in key order as those before the pairs, the pairs,
-    // then the rest.
-    pair_records.par_sort_unstable();
-    let pair_facets = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).map(|run| {
-        let docs = run.iter().map(|&entry| entry as u32);
-        (
-            frequent.pair_key((run[0] >> 32) as u32),
-            RoaringBitmap::from_sorted_iter(docs).expect("records ascend"),
-        )
-    });
-    let after = facets.split_off(FACET_PAIR);
-    let ordered = facets.into_iter().chain(pair_facets).chain(after);
     let mut writer = BlobWriter::create(path("facets.post"), FileKind::Postings)?;
     let mut bytes = Vec::new();
     let mut keys = Vec::new();
-    for (key, bitmap) in ordered {
+    for (key, bitmap) in facets {
         bytes.clear();
         bitmap
             .serialize_into(&mut bytes)
@@ -335,13 +320,31 @@ pub(crate) fn write_segment(
         writer.push(&bytes)?;
         keys.push(key);
     }
-    drop(pair_records);
     files.insert("facets.post".to_string(), writer.finish()?.into());
     let footer = write_dictionary(
         &path("facets.fst"),
         keys.iter().enumerate().map(|(i, k)| (k, i as u64)),
     )?;
     files.insert("facets.fst".to_string(), footer.into());
+
+    // Word pairs: the frequent words and pair ids, then each pair's records.
+    pair_records.par_sort_unstable();
+    let runs: Vec<&[u64]> = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).collect();
+    let pair_ids: Vec<u32> = runs.iter().map(|run| (run[0] >> 32) as u32).collect();
+    let mut writer = BlobWriter::create(path("pairs"), FileKind::Postings)?;
+    let mut bytes = Vec::new();
+    pairs::encode_header(frequent.words(), &pair_ids, &mut bytes);
+    writer.push(&bytes)?;
+    let mut records_of_pair = Vec::new();
+    for run in runs {
+        records_of_pair.clear();
+        records_of_pair.extend(run.iter().map(|&entry| entry as u32));
+        bytes.clear();
+        pairs::encode_records(&records_of_pair, &mut bytes);
+        writer.push(&bytes)?;
+    }
+    drop(pair_records);
+    files.insert("pairs".to_string(), writer.finish()?.into());
 
     // Entities: lowercased name → the number of records naming it.
     let mut entities: BTreeMap<String, u64> = BTreeMap::new();

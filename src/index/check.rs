@@ -9,7 +9,7 @@
 //! short by a crash is sound — readers ignore that entry and the next writer removes it — and is
 //! reported as a note.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -22,10 +22,11 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
+use crate::format::pairs::for_each_record;
 use crate::format::postings::{decode_bitmap, TermPostings};
-use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, FACET_WORD, SEGMENT_FILES};
+use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES};
 use crate::index::build::RecordTokens;
-use crate::index::pairs::{self, FrequentWords};
+use crate::index::pairs::{FrequentWords, MAX_WORDS};
 use crate::index::segment::{Segment, Store};
 use crate::schema::GROUP_COUNT;
 use crate::text::TextAnalyzer;
@@ -49,7 +50,7 @@ pub struct CheckReport {
 fn kind_of(suffix: &str) -> FileKind {
     match suffix {
         "terms.fst" | "facets.fst" | "ids.fst" | "entities.fst" => FileKind::Fst,
-        "terms.post" | "facets.post" => FileKind::Postings,
+        "terms.post" | "facets.post" | "pairs" => FileKind::Postings,
         "store" => FileKind::Store,
         _ => FileKind::Columns,
     }
@@ -176,20 +177,15 @@ fn check_segment(
     let segment = Segment::open(dir, entry, Store::open(dir, entry)?)?;
     // The frequent words the segment stores, and every pair of them its records imply.
     let analyzer = TextAnalyzer::new(stem);
-    let mut frequent = Vec::new();
-    segment.facets.for_each_with_prefix(FACET_WORD, |key, _| {
-        frequent.push(String::from_utf8_lossy(&key[FACET_WORD.len()..]).into_owned())
-    })?;
-    let frequent = FrequentWords::from_words(frequent);
+    let frequent = FrequentWords::from_words(segment.pair_header()?.words.clone());
+    // Pair id → (records, a sum of a hash of each record) implied by the records.
+    let mut implied_pairs: HashMap<u32, (u64, u64)> = HashMap::new();
     let n = segment.len();
     let columns_path = segment.columns.file().path().display().to_string();
     let mut ids = HashSet::with_capacity(n as usize);
     let mut locators = HashSet::with_capacity(n as usize);
     // Facet key → how many records should be in its bitmap.
     let mut facet_counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-    for word in frequent.words() {
-        facet_counts.insert(pairs::word_key(word), 0);
-    }
     let mut records = Vec::with_capacity(n as usize);
     let mut record_pairs = Vec::new();
     for doc in 0..n {
@@ -201,7 +197,9 @@ fn check_segment(
             &mut record_pairs,
         );
         for &pair in &record_pairs {
-            *facet_counts.entry(frequent.pair_key(pair)).or_default() += 1;
+            let (count, sum) = implied_pairs.entry(pair).or_default();
+            *count += 1;
+            *sum = sum.wrapping_add(record_hash(doc));
         }
         if !ids.insert(record.id.clone()) {
             report.problems.push(format!(
@@ -323,9 +321,55 @@ fn check_segment(
         ));
     }
     check_facets(&segment, &facet_counts, report)?;
+    check_pairs(&segment, &frequent, &implied_pairs, report)?;
     check_postings(&segment.terms, &segment.postings, n, report, true)?;
     check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;
     Ok(ids)
+}
+
+/// A record's term in the sums that compare a pair's stored records with the implied ones.
+fn record_hash(doc: u32) -> u64 {
+    // SplitMix64's finalizer: distinct records give unrelated terms.
+    let mut z = u64::from(doc).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The pair file holds exactly the pairs the records imply, each with their records.
+fn check_pairs(
+    segment: &Segment,
+    frequent: &FrequentWords,
+    implied: &HashMap<u32, (u64, u64)>,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let file = segment.pairs.file();
+    let path = file.path().display().to_string();
+    let header = segment.pair_header()?;
+    if header.pair_ids.len() != implied.len() {
+        report.problems.push(format!(
+            "{path}: {} word pairs, the records imply {}",
+            header.pair_ids.len(),
+            implied.len()
+        ));
+    }
+    let words = frequent.words();
+    for (i, &id) in header.pair_ids.iter().enumerate() {
+        let mut stored = (0u64, 0u64);
+        for_each_record(segment.pairs.get(i + 1)?, segment.len(), file, |doc| {
+            stored.0 += 1;
+            stored.1 = stored.1.wrapping_add(record_hash(doc));
+        })?;
+        let (first, second) = (id as usize / MAX_WORDS, id as usize % MAX_WORDS);
+        if implied.get(&id) != Some(&stored) || first >= words.len() || second >= words.len() {
+            report.problems.push(format!(
+                "{path}: pair {id} ({:?}) holds {} records, not the ones the records imply",
+                [first, second].map(|w| words.get(w).map_or("?", String::as_str)),
+                stored.0
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every facet the records imply exists with exactly the records counted, and no other.

@@ -9,14 +9,12 @@
 //!
 //! Only pairs of *frequent* words are indexed: a rare word already narrows its phrase to a few
 //! records, and indexing every pair would double the postings. A segment's frequent words are
-//! chosen from a sample of its records and stored with it (as facets: [`FACET_WORD`] + word,
-//! with no records), so a search knows which pairs the segment indexes: a pair of two stored
-//! words that has no [`FACET_PAIR`] facet occurs in no record. Built with stemming, index
-//! tokens are stems, not words, and a segment stores no frequent words and no pairs.
+//! chosen from a sample of its records and stored with it (`format/pairs.rs`), so a search
+//! knows which pairs the segment indexes: a pair of two stored words that is not stored occurs
+//! in no record. Built with stemming, index tokens are stems, not words, and a segment stores
+//! no frequent words and no pairs.
 
 use std::collections::HashMap;
-
-use crate::format::{FACET_PAIR, FACET_WORD};
 
 /// At most this many frequent words per segment (pair ids stay below 2^24).
 pub const MAX_WORDS: usize = 4096;
@@ -65,8 +63,7 @@ impl FrequentWords {
         FrequentWords::from_words(frequent.into_iter().map(|(_, w)| w.to_string()).collect())
     }
 
-    /// The frequent words given, numbered in byte order: then pair ids ascend as their keys do
-    /// (`first 0x00 second`, 0x00 sorting before every byte of a word).
+    /// The frequent words given, numbered in byte order.
     pub fn from_words(mut words: Vec<String>) -> FrequentWords {
         words.sort_unstable();
         words.dedup();
@@ -110,21 +107,11 @@ impl FrequentWords {
         out.truncate(kept);
     }
 
-    /// The facet key of pair `id`.
-    pub fn pair_key(&self, id: u32) -> Vec<u8> {
-        let (a, b) = (id as usize / MAX_WORDS, id as usize % MAX_WORDS);
-        pair_key(&self.words[a], &self.words[b])
+    /// The id of the pair `first second` among `words` (sorted), when both are there.
+    pub fn pair_id(words: &[String], first: &str, second: &str) -> Option<u32> {
+        let id = |word: &str| words.binary_search_by(|w| w.as_str().cmp(word)).ok();
+        Some(id(first)? as u32 * MAX_WORDS as u32 + id(second)? as u32)
     }
-}
-
-/// The facet key of the pair `first second`.
-pub fn pair_key(first: &str, second: &str) -> Vec<u8> {
-    [FACET_PAIR, first.as_bytes(), b"\0", second.as_bytes()].concat()
-}
-
-/// The facet key marking `word` as frequent in a segment.
-pub fn word_key(word: &str) -> Vec<u8> {
-    [FACET_WORD, word.as_bytes()].concat()
 }
 
 #[cfg(test)]
@@ -151,20 +138,17 @@ mod tests {
         let values = words_of(&["The CI cache, the cache", "ci", "cache 编程 ci"]);
         let mut pairs = Vec::new();
         words.pairs(values.iter().map(Option::as_deref), &mut pairs);
-        let keys: Vec<String> = pairs
-            .iter()
-            .map(|&p| String::from_utf8(words.pair_key(p)).unwrap())
-            .collect();
+        let id = |a: &str, b: &str| FrequentWords::pair_id(words.words(), a, b).unwrap();
         // "ci" ending value 1 and starting value 2 is no pair; nor are words around CJK.
-        assert_eq!(
-            keys,
-            [
-                "p\0cache\0the",
-                "p\0ci\0cache",
-                "p\0the\0cache",
-                "p\0the\0ci"
-            ]
-        );
+        let mut expected = [
+            id("cache", "the"),
+            id("ci", "cache"),
+            id("the", "cache"),
+            id("the", "ci"),
+        ];
+        expected.sort_unstable();
+        assert_eq!(pairs, expected);
+        assert_eq!(FrequentWords::pair_id(words.words(), "the", "rust"), None);
     }
 
     #[test]
@@ -181,20 +165,5 @@ mod tests {
         let chosen = FrequentWords::choose(records.iter().map(|r| r.iter().map(Option::as_deref)));
         // 8 of 400 records hold "rare": at least 1 % (4) and 3.
         assert_eq!(chosen.words(), ["common", "rare"]);
-    }
-
-    #[test]
-    fn pair_ids_ascend_as_their_keys() {
-        let words = FrequentWords::from_words(
-            ["ab", "abc", "a", "b", "ba", "z0"]
-                .map(String::from)
-                .to_vec(),
-        );
-        let n = words.words().len() as u32;
-        let ids: Vec<u32> = (0..n)
-            .flat_map(|a| (0..n).map(move |b| a * MAX_WORDS as u32 + b))
-            .collect();
-        let keys: Vec<Vec<u8>> = ids.iter().map(|&id| words.pair_key(id)).collect();
-        assert!(keys.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -13,9 +13,11 @@ use crate::format::dictionary::Dictionary;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
+use crate::format::pairs::{self, PairHeader};
 use crate::format::postings::decode_bitmap;
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
+use crate::index::pairs::FrequentWords;
 use crate::schema::GROUP_COUNT;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
@@ -80,6 +82,10 @@ pub struct Segment {
     pub(crate) group_length_sums: [u64; GROUP_COUNT],
     /// The records that name a record they supersede (read on first use).
     superseding: OnceLock<RoaringBitmap>,
+    /// Frequent words and the records holding each adjacent pair of them (format/pairs.rs).
+    pub(crate) pairs: BlobFile,
+    /// The pair file's header (read on first use).
+    pair_header: OnceLock<std::result::Result<PairHeader, String>>,
 }
 
 fn open_file(dir: &Path, entry: &SegmentEntry, suffix: &str, kind: FileKind) -> Result<IndexFile> {
@@ -134,7 +140,48 @@ impl Segment {
             store,
             columns,
             superseding: OnceLock::new(),
+            pairs: BlobFile::open(open_file(dir, entry, "pairs", FileKind::Postings)?)?,
+            pair_header: OnceLock::new(),
         })
+    }
+
+    /// The segment's frequent words and pair ids.
+    pub fn pair_header(&self) -> Result<&PairHeader> {
+        let file = self.pairs.file();
+        self.pair_header
+            .get_or_init(|| {
+                let blob = self.pairs.get(0).map_err(|e| e.to_string())?;
+                let header = PairHeader::parse(blob, file).map_err(|e| e.to_string())?;
+                if header.pair_ids.len() + 1 != self.pairs.len() {
+                    return Err(format!(
+                        "{}: {} pairs listed, {} stored",
+                        file.path().display(),
+                        header.pair_ids.len(),
+                        self.pairs.len().saturating_sub(1)
+                    ));
+                }
+                Ok(header)
+            })
+            .as_ref()
+            .map_err(|problem| Error::corrupt(file.path(), problem.clone()))
+    }
+
+    /// The records holding the words `first second` next to each other in some value, as a bit
+    /// per record; `None` when this segment does not index that pair (a word is not frequent).
+    pub fn pair_records(&self, first: &str, second: &str) -> Result<Option<Vec<u64>>> {
+        let header = self.pair_header()?;
+        let Some(id) = FrequentWords::pair_id(&header.words, first, second) else {
+            return Ok(None);
+        };
+        let n = self.len();
+        let mut bits = vec![0u64; (n as usize).div_ceil(64)];
+        if let Ok(i) = header.pair_ids.binary_search(&id) {
+            let blob = self.pairs.get(i + 1)?;
+            pairs::for_each_record(blob, n, self.pairs.file(), |r| {
+                bits[r as usize / 64] |= 1 << (r % 64)
+            })?;
+        }
+        Ok(Some(bits))
     }
 
     /// The records that supersede another record: the union of the supersedes facets.

@@ -8,7 +8,6 @@ use roaring::RoaringBitmap;
 use crate::error::Result;
 use crate::format::postings::TermPostings;
 use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
-use crate::index::pairs;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::schema::{FieldGroup, GROUP_COUNT, MASK_WEIGHTS};
@@ -1196,34 +1195,29 @@ fn phrase_records(
         .iter()
         .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
     let mut every_pair = words.len() >= 2 && not_cjk;
-    let mut pair_sets: Vec<RoaringBitmap> = Vec::new();
+    let mut held: Option<Vec<u64>> = None;
     if not_cjk {
-        let frequent = |word: &str| -> Result<bool> {
-            Ok(segment.facets.get(&pairs::word_key(word))?.is_some())
-        };
         for pair in words.windows(2) {
-            if frequent(&pair[0])? && frequent(&pair[1])? {
-                pair_sets.push(segment.facet(&pairs::pair_key(&pair[0], &pair[1]))?);
-            } else {
-                every_pair = false;
+            match segment.pair_records(&pair[0], &pair[1])? {
+                Some(bits) => {
+                    held = Some(match held {
+                        Some(mut all) => {
+                            all.iter_mut().zip(&bits).for_each(|(a, b)| *a &= b);
+                            all
+                        }
+                        None => bits,
+                    })
+                }
+                None => every_pair = false,
             }
         }
     }
-    pair_sets.sort_by_key(RoaringBitmap::len);
-    let held = pair_sets.into_iter().reduce(|all, set| all & set);
-    let bits_of = |set: &RoaringBitmap| {
-        let mut bits = vec![0u64; n.div_ceil(64)];
-        set.iter()
-            .for_each(|d| bits[d as usize / 64] |= 1 << (d % 64));
-        bits
-    };
     if every_pair {
-        let held = held.unwrap_or_default();
-        return Ok(Some((bits_of(&held), words.len() == 2)));
+        let held = held.unwrap_or_else(|| vec![0; n.div_ceil(64)]);
+        return Ok(Some((held, words.len() == 2)));
     }
     let mut bits = phrase_prefilter(segment, query, index)?;
     if let Some(held) = held {
-        let held = bits_of(&held);
         bits = Some(match bits {
             Some(mut bits) => {
                 bits.iter_mut().zip(&held).for_each(|(b, h)| *b &= h);

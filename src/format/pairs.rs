@@ -1,0 +1,197 @@
+//! The word-pair file of a segment (`<segment>.pairs`, a blob file; see `index/pairs.rs` for
+//! what the pairs mean):
+//!
+//! ```text
+//! blob 0         word_count u32 LE, then each frequent word as u16 LE length + UTF-8, in
+//!                byte order (a word's id is its position); pair_count u32 LE, then the pair
+//!                ids (first id × 4096 + second id) ascending, u32 LE each
+//! blob 1 + i     the records holding pair i: count u32 LE, then the gaps (the first record,
+//!                then each record − previous − 1) in blocks of 128 (the last one shorter),
+//!                each block a width byte then its gaps packed at that width (bitpack.rs)
+//! ```
+//!
+//! Gaps packed per block take a byte or two a record where a roaring array takes two, and
+//! nothing is addressed by a dictionary: a pair is found by binary search in blob 0.
+
+use crate::error::Result;
+use crate::format::bitpack::{pack, packed_len, width_of, Packed};
+use crate::format::file::IndexFile;
+
+const BLOCK: usize = 128;
+
+/// Appends the header blob: the words (sorted, distinct) and the pair ids (ascending).
+pub fn encode_header(words: &[String], pair_ids: &[u32], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(words.len() as u32).to_le_bytes());
+    for word in words {
+        out.extend_from_slice(&(word.len() as u16).to_le_bytes());
+        out.extend_from_slice(word.as_bytes());
+    }
+    out.extend_from_slice(&(pair_ids.len() as u32).to_le_bytes());
+    for id in pair_ids {
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+}
+
+/// Appends a record list (ascending, distinct) as gaps packed in blocks.
+pub fn encode_records(records: &[u32], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    let mut previous: Option<u32> = None;
+    let gaps: Vec<u32> = records
+        .iter()
+        .map(|&r| {
+            let gap = previous.map_or(r, |p| r - p - 1);
+            previous = Some(r);
+            gap
+        })
+        .collect();
+    for block in gaps.chunks(BLOCK) {
+        let width = width_of(block.iter().copied().max().unwrap_or(0));
+        out.push(width as u8);
+        pack(block.iter().copied(), width, out);
+    }
+}
+
+/// A parsed header blob.
+#[derive(Debug, Default)]
+pub struct PairHeader {
+    /// The frequent words, in byte order.
+    pub words: Vec<String>,
+    /// The pair ids, ascending; pair i's records are blob 1 + i.
+    pub pair_ids: Vec<u32>,
+}
+
+impl PairHeader {
+    /// Parses blob 0, checking the words are UTF-8 in strictly ascending order and the ids
+    /// ascend.
+    pub fn parse(blob: &[u8], file: &IndexFile) -> Result<PairHeader> {
+        let mut rest = blob;
+        let mut take = |n: usize| -> Result<&[u8]> {
+            if rest.len() < n {
+                return Err(file.corrupt("pair header is cut short"));
+            }
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            Ok(head)
+        };
+        let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let word_count = u32_of(take(4)?) as usize;
+        let mut words: Vec<String> = Vec::with_capacity(word_count.min(1 << 16));
+        for _ in 0..word_count {
+            let len = take(2)?;
+            let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+            let word = std::str::from_utf8(take(len)?)
+                .map_err(|_| file.corrupt("a frequent word is not UTF-8"))?;
+            if words.last().is_some_and(|last| last.as_str() >= word) {
+                return Err(file.corrupt("frequent words are out of order"));
+            }
+            words.push(word.to_string());
+        }
+        let pair_count = u32_of(take(4)?) as usize;
+        let ids = take(pair_count.saturating_mul(4))?;
+        let pair_ids: Vec<u32> = ids.chunks_exact(4).map(u32_of).collect();
+        if pair_ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(file.corrupt("pair ids are out of order"));
+        }
+        if !rest.is_empty() {
+            return Err(file.corrupt("pair header has trailing bytes"));
+        }
+        Ok(PairHeader { words, pair_ids })
+    }
+}
+
+/// Calls `visit` with each record of a record list blob, ascending; fails on a record at or
+/// beyond `records`, or on a blob whose blocks do not fill it exactly.
+pub fn for_each_record(
+    blob: &[u8],
+    records: u32,
+    file: &IndexFile,
+    mut visit: impl FnMut(u32),
+) -> Result<()> {
+    let cut = || file.corrupt("pair records are cut short");
+    let (count, mut rest) = blob.split_first_chunk::<4>().ok_or_else(cut)?;
+    let mut remaining = u32::from_le_bytes(*count) as usize;
+    let mut next: u64 = 0;
+    while remaining > 0 {
+        let (&width, tail) = rest.split_first().ok_or_else(cut)?;
+        let width = u32::from(width);
+        if width > 32 {
+            return Err(file.corrupt(format!("pair gap width {width} is invalid")));
+        }
+        let count = remaining.min(BLOCK);
+        let len = packed_len(count, width);
+        let packed = Packed::new(tail.get(..len).ok_or_else(cut)?, width);
+        for i in 0..count {
+            let record = next + u64::from(packed.get(i));
+            if record >= u64::from(records) {
+                return Err(file.corrupt(format!(
+                    "pair records name record {record}, the segment holds {records}"
+                )));
+            }
+            visit(record as u32);
+            next = record + 1;
+        }
+        rest = &tail[len..];
+        remaining -= count;
+    }
+    if !rest.is_empty() {
+        return Err(file.corrupt("pair records have trailing bytes"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::footer::{write_file, FileKind};
+    use crate::format::manifest::FileEntry;
+    use proptest::prelude::*;
+
+    fn with_file(test: impl FnOnce(&IndexFile)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pairs");
+        let footer = write_file(&path, FileKind::Postings, b"").unwrap();
+        let file = IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).unwrap();
+        test(&file);
+    }
+
+    #[test]
+    fn the_header_reads_back_and_rejects_disorder() {
+        with_file(|file| {
+            let words: Vec<String> = ["a", "ab", "b"].map(String::from).to_vec();
+            let mut blob = Vec::new();
+            encode_header(&words, &[1, 4097, 8194], &mut blob);
+            let header = PairHeader::parse(&blob, file).unwrap();
+            assert_eq!(header.words, words);
+            assert_eq!(header.pair_ids, [1, 4097, 8194]);
+            let mut unordered = Vec::new();
+            encode_header(&words, &[4097, 1], &mut unordered);
+            assert!(PairHeader::parse(&unordered, file).is_err());
+            assert!(PairHeader::parse(&blob[..blob.len() - 1], file).is_err());
+        });
+    }
+
+    proptest! {
+        #[test]
+        fn record_lists_read_back(set in proptest::collection::btree_set(0u32..300_000, 0..700)) {
+            with_file(|file| {
+                let records: Vec<u32> = set.into_iter().collect();
+                let mut blob = Vec::new();
+                encode_records(&records, &mut blob);
+                let mut read = Vec::new();
+                for_each_record(&blob, 300_000, file, |r| read.push(r)).unwrap();
+                assert_eq!(read, records);
+                if let Some(&last) = records.last() {
+                    assert!(for_each_record(&blob, last, file, |_| {}).is_err());
+                }
+                for cut in [1, 2, blob.len() / 2] {
+                    if cut < blob.len() && !records.is_empty() {
+                        let _ = for_each_record(&blob[..blob.len() - cut], 300_000, file, |_| {});
+                    }
+                }
+                let mut longer = blob.clone();
+                longer.push(0);
+                assert!(for_each_record(&longer, 300_000, file, |_| {}).is_err());
+            });
+        }
+    }
+}
