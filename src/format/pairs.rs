@@ -1,17 +1,20 @@
 //! The word-pair file of a segment (`<segment>.pairs`, a blob file; see `index/pairs.rs` for
-//! what the pairs mean):
+//! what the pairs mean). With W frequent words and P pairs, pairs numbered in id order
+//! (first word, then second word):
 //!
 //! ```text
-//! blob 0         word_count u32 LE, then each frequent word as u16 LE length + UTF-8, in
-//!                byte order (a word's id is its position); pair_count u32 LE, then the pair
-//!                ids (first id × 4096 + second id) ascending, u32 LE each
-//! blob 1 + i     the records holding pair i: count u32 LE, then the gaps (the first record,
+//! blob 0         W u32 LE; each frequent word as u16 LE length + UTF-8, in byte order (a
+//!                word's id is its position); then per word, the number of the first pair it
+//!                starts, u32 LE; then P u32 LE
+//! blob 1 + a     the second words of the pairs that word a starts, u16 LE ids ascending
+//! blob 1 + W + i the records holding pair i: count u32 LE, then the gaps (the first record,
 //!                then each record − previous − 1) in blocks of 128 (the last one shorter),
 //!                each block a width byte then its gaps packed at that width (bitpack.rs)
 //! ```
 //!
-//! Gaps packed per block take a byte or two a record where a roaring array takes two, and
-//! nothing is addressed by a dictionary: a pair is found by binary search in blob 0.
+//! A lookup reads three small blobs (each checked against its CRC): the words, the first
+//! word's partners, the pair's records. Gaps packed per block take a byte or two a record where
+//! a roaring array takes two.
 
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
@@ -19,16 +22,24 @@ use crate::format::file::IndexFile;
 
 const BLOCK: usize = 128;
 
-/// Appends the header blob: the words (sorted, distinct) and the pair ids (ascending).
-pub fn encode_header(words: &[String], pair_ids: &[u32], out: &mut Vec<u8>) {
+/// Appends blob 0: the words (sorted, distinct) and, per word, the number of its first pair,
+/// then the pair count.
+pub fn encode_header(words: &[String], first_pairs: &[u32], pairs: u32, out: &mut Vec<u8>) {
     out.extend_from_slice(&(words.len() as u32).to_le_bytes());
     for word in words {
         out.extend_from_slice(&(word.len() as u16).to_le_bytes());
         out.extend_from_slice(word.as_bytes());
     }
-    out.extend_from_slice(&(pair_ids.len() as u32).to_le_bytes());
-    for id in pair_ids {
-        out.extend_from_slice(&id.to_le_bytes());
+    for first in first_pairs {
+        out.extend_from_slice(&first.to_le_bytes());
+    }
+    out.extend_from_slice(&pairs.to_le_bytes());
+}
+
+/// Appends a blob of second-word ids (ascending).
+pub fn encode_partners(seconds: &[u16], out: &mut Vec<u8>) {
+    for second in seconds {
+        out.extend_from_slice(&second.to_le_bytes());
     }
 }
 
@@ -51,18 +62,18 @@ pub fn encode_records(records: &[u32], out: &mut Vec<u8>) {
     }
 }
 
-/// A parsed header blob.
+/// A parsed blob 0.
 #[derive(Debug, Default)]
 pub struct PairHeader {
     /// The frequent words, in byte order.
     pub words: Vec<String>,
-    /// The pair ids, ascending; pair i's records are blob 1 + i.
-    pub pair_ids: Vec<u32>,
+    /// Per word, the number of the first pair it starts; then the pair count.
+    pub first_pairs: Vec<u32>,
 }
 
 impl PairHeader {
-    /// Parses blob 0, checking the words are UTF-8 in strictly ascending order and the ids
-    /// ascend.
+    /// Parses blob 0, checking the words are UTF-8 in strictly ascending order and the pair
+    /// numbers do not decrease.
     pub fn parse(blob: &[u8], file: &IndexFile) -> Result<PairHeader> {
         let mut rest = blob;
         let mut take = |n: usize| -> Result<&[u8]> {
@@ -75,7 +86,10 @@ impl PairHeader {
         };
         let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let word_count = u32_of(take(4)?) as usize;
-        let mut words: Vec<String> = Vec::with_capacity(word_count.min(1 << 16));
+        if word_count > u16::MAX as usize + 1 {
+            return Err(file.corrupt(format!("{word_count} frequent words")));
+        }
+        let mut words: Vec<String> = Vec::with_capacity(word_count);
         for _ in 0..word_count {
             let len = take(2)?;
             let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
@@ -86,16 +100,62 @@ impl PairHeader {
             }
             words.push(word.to_string());
         }
-        let pair_count = u32_of(take(4)?) as usize;
-        let ids = take(pair_count.saturating_mul(4))?;
-        let pair_ids: Vec<u32> = ids.chunks_exact(4).map(u32_of).collect();
-        if pair_ids.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(file.corrupt("pair ids are out of order"));
+        let first_pairs: Vec<u32> = take(4 * (word_count + 1))?
+            .chunks_exact(4)
+            .map(u32_of)
+            .collect();
+        if first_pairs.windows(2).any(|w| w[0] > w[1]) || first_pairs[0] != 0 {
+            return Err(file.corrupt("pair numbers are out of order"));
         }
         if !rest.is_empty() {
             return Err(file.corrupt("pair header has trailing bytes"));
         }
-        Ok(PairHeader { words, pair_ids })
+        Ok(PairHeader { words, first_pairs })
+    }
+
+    /// The number of pairs.
+    pub fn pairs(&self) -> u32 {
+        self.first_pairs.last().copied().unwrap_or(0)
+    }
+
+    /// The blob holding the second words of the pairs word `first` starts.
+    pub fn partners_blob(&self, first: usize) -> usize {
+        1 + first
+    }
+
+    /// The blob holding the records of pair number `pair`.
+    pub fn records_blob(&self, pair: u32) -> usize {
+        1 + self.words.len() + pair as usize
+    }
+
+    /// The number of the pair (`first`, `second`) given the partners blob of `first`, if the
+    /// segment holds it.
+    pub fn pair_number(
+        &self,
+        first: usize,
+        second: u16,
+        partners: &[u8],
+        file: &IndexFile,
+    ) -> Result<Option<u32>> {
+        let starts = self.first_pairs[first];
+        let count = (self.first_pairs[first + 1] - starts) as usize;
+        if partners.len() != 2 * count {
+            return Err(file.corrupt(format!(
+                "word {first} starts {count} pairs, its partners blob holds {} bytes",
+                partners.len()
+            )));
+        }
+        let at = |i: usize| u16::from_le_bytes([partners[2 * i], partners[2 * i + 1]]);
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if at(mid) < second {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok((lo < count && at(lo) == second).then_some(starts + lo as u32))
     }
 }
 
@@ -155,16 +215,23 @@ mod tests {
     }
 
     #[test]
-    fn the_header_reads_back_and_rejects_disorder() {
+    fn the_header_reads_back_and_finds_pairs() {
         with_file(|file| {
             let words: Vec<String> = ["a", "ab", "b"].map(String::from).to_vec();
+            // Pairs (a, ab), (a, b), (b, a): word a starts pairs 0..2, ab none, b pair 2.
             let mut blob = Vec::new();
-            encode_header(&words, &[1, 4097, 8194], &mut blob);
+            encode_header(&words, &[0, 2, 2], 3, &mut blob);
             let header = PairHeader::parse(&blob, file).unwrap();
             assert_eq!(header.words, words);
-            assert_eq!(header.pair_ids, [1, 4097, 8194]);
+            assert_eq!(header.pairs(), 3);
+            let mut partners = Vec::new();
+            encode_partners(&[1, 2], &mut partners);
+            assert_eq!(header.pair_number(0, 2, &partners, file).unwrap(), Some(1));
+            assert_eq!(header.pair_number(0, 0, &partners, file).unwrap(), None);
+            assert!(header.pair_number(1, 0, &partners, file).is_err());
+            assert_eq!(header.records_blob(2), 6);
             let mut unordered = Vec::new();
-            encode_header(&words, &[4097, 1], &mut unordered);
+            encode_header(&words, &[0, 2, 1], 3, &mut unordered);
             assert!(PairHeader::parse(&unordered, file).is_err());
             assert!(PairHeader::parse(&blob[..blob.len() - 1], file).is_err());
         });

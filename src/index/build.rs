@@ -14,11 +14,11 @@ use crate::format::columns::{ColumnsWriter, Row};
 use crate::format::dictionary::write_dictionary;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
-use crate::format::pairs;
+use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
 use crate::format::store::write_store;
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
-use crate::index::pairs::FrequentWords;
+use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
@@ -327,20 +327,47 @@ pub(crate) fn write_segment(
     )?;
     files.insert("facets.fst".to_string(), footer.into());
 
-    // Word pairs: the frequent words and pair ids, then each pair's records.
+    // Word pairs: the frequent words, each word's partners, then each pair's records.
     pair_records.par_sort_unstable();
     let runs: Vec<&[u64]> = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).collect();
-    let pair_ids: Vec<u32> = runs.iter().map(|run| (run[0] >> 32) as u32).collect();
+    let words = frequent.words().len();
+    let mut first_pairs = vec![0u32; words];
+    let mut partners: Vec<Vec<u16>> = vec![Vec::new(); words];
+    for (number, run) in runs.iter().enumerate().rev() {
+        let id = (run[0] >> 32) as usize;
+        let (first, second) = (id / pairs::MAX_WORDS, id % pairs::MAX_WORDS);
+        first_pairs[first] = number as u32;
+        partners[first].push(second as u16);
+    }
+    // A word starting no pair starts where the next one does.
+    let mut next = runs.len() as u32;
+    for (first, starts) in first_pairs.iter_mut().enumerate().rev() {
+        if partners[first].is_empty() {
+            *starts = next;
+        }
+        next = *starts;
+    }
     let mut writer = BlobWriter::create(path("pairs"), FileKind::Postings)?;
     let mut bytes = Vec::new();
-    pairs::encode_header(frequent.words(), &pair_ids, &mut bytes);
+    format_pairs::encode_header(
+        frequent.words(),
+        &first_pairs,
+        runs.len() as u32,
+        &mut bytes,
+    );
     writer.push(&bytes)?;
+    for mut seconds in partners {
+        seconds.reverse();
+        bytes.clear();
+        format_pairs::encode_partners(&seconds, &mut bytes);
+        writer.push(&bytes)?;
+    }
     let mut records_of_pair = Vec::new();
     for run in runs {
         records_of_pair.clear();
         records_of_pair.extend(run.iter().map(|&entry| entry as u32));
         bytes.clear();
-        pairs::encode_records(&records_of_pair, &mut bytes);
+        format_pairs::encode_records(&records_of_pair, &mut bytes);
         writer.push(&bytes)?;
     }
     drop(pair_records);

@@ -346,27 +346,43 @@ fn check_pairs(
     let file = segment.pairs.file();
     let path = file.path().display().to_string();
     let header = segment.pair_header()?;
-    if header.pair_ids.len() != implied.len() {
+    if header.pairs() as usize != implied.len() {
         report.problems.push(format!(
             "{path}: {} word pairs, the records imply {}",
-            header.pair_ids.len(),
+            header.pairs(),
             implied.len()
         ));
     }
     let words = frequent.words();
-    for (i, &id) in header.pair_ids.iter().enumerate() {
-        let mut stored = (0u64, 0u64);
-        for_each_record(segment.pairs.get(i + 1)?, segment.len(), file, |doc| {
-            stored.0 += 1;
-            stored.1 = stored.1.wrapping_add(record_hash(doc));
-        })?;
-        let (first, second) = (id as usize / MAX_WORDS, id as usize % MAX_WORDS);
-        if implied.get(&id) != Some(&stored) || first >= words.len() || second >= words.len() {
+    for first in 0..words.len() {
+        let partners = segment.pairs.get(header.partners_blob(first))?;
+        let starts = header.first_pairs[first];
+        let count = (header.first_pairs[first + 1] - starts) as usize;
+        if partners.len() != 2 * count {
             report.problems.push(format!(
-                "{path}: pair {id} ({:?}) holds {} records, not the ones the records imply",
-                [first, second].map(|w| words.get(w).map_or("?", String::as_str)),
-                stored.0
+                "{path}: word {:?} starts {count} pairs, its partners take {} bytes",
+                words[first],
+                partners.len()
             ));
+            continue;
+        }
+        for (j, second) in partners.chunks_exact(2).enumerate() {
+            let second = usize::from(u16::from_le_bytes([second[0], second[1]]));
+            let pair = starts + j as u32;
+            let mut stored = (0u64, 0u64);
+            let blob = segment.pairs.get(header.records_blob(pair))?;
+            for_each_record(blob, segment.len(), file, |doc| {
+                stored.0 += 1;
+                stored.1 = stored.1.wrapping_add(record_hash(doc));
+            })?;
+            let id = (first * MAX_WORDS + second) as u32;
+            if implied.get(&id) != Some(&stored) {
+                report.problems.push(format!(
+                    "{path}: pair {:?} holds {} records, not the ones the records imply",
+                    [first, second].map(|w| words.get(w).map_or("?", String::as_str)),
+                    stored.0
+                ));
+            }
         }
     }
     Ok(())

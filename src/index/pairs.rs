@@ -106,12 +106,6 @@ impl FrequentWords {
         }
         out.truncate(kept);
     }
-
-    /// The id of the pair `first second` among `words` (sorted), when both are there.
-    pub fn pair_id(words: &[String], first: &str, second: &str) -> Option<u32> {
-        let id = |word: &str| words.binary_search_by(|w| w.as_str().cmp(word)).ok();
-        Some(id(first)? as u32 * MAX_WORDS as u32 + id(second)? as u32)
-    }
 }
 
 #[cfg(test)]
@@ -132,13 +126,19 @@ mod tests {
         words
     }
 
+    /// The id of the pair `first second` among `words` (sorted), when both are there.
+    fn pair_id(words: &[String], first: &str, second: &str) -> Option<u32> {
+        let id = |word: &str| words.binary_search_by(|w| w.as_str().cmp(word)).ok();
+        Some(id(first)? as u32 * MAX_WORDS as u32 + id(second)? as u32)
+    }
+
     #[test]
     fn pairs_are_adjacent_frequent_words_of_one_value() {
         let words = FrequentWords::from_words(vec!["cache".into(), "ci".into(), "the".into()]);
         let values = words_of(&["The CI cache, the cache", "ci", "cache 编程 ci"]);
         let mut pairs = Vec::new();
         words.pairs(values.iter().map(Option::as_deref), &mut pairs);
-        let id = |a: &str, b: &str| FrequentWords::pair_id(words.words(), a, b).unwrap();
+        let id = |a: &str, b: &str| pair_id(words.words(), a, b).unwrap();
         // "ci" ending value 1 and starting value 2 is no pair; nor are words around CJK.
         let mut expected = [
             id("cache", "the"),
@@ -148,7 +148,7 @@ mod tests {
         ];
         expected.sort_unstable();
         assert_eq!(pairs, expected);
-        assert_eq!(FrequentWords::pair_id(words.words(), "the", "rust"), None);
+        assert_eq!(pair_id(words.words(), "the", "rust"), None);
     }
 
     #[test]

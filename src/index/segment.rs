@@ -17,7 +17,6 @@ use crate::format::pairs::{self, PairHeader};
 use crate::format::postings::decode_bitmap;
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
-use crate::index::pairs::FrequentWords;
 use crate::schema::GROUP_COUNT;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
@@ -145,19 +144,19 @@ impl Segment {
         })
     }
 
-    /// The segment's frequent words and pair ids.
+    /// The segment's frequent words and where their pairs are.
     pub fn pair_header(&self) -> Result<&PairHeader> {
         let file = self.pairs.file();
         self.pair_header
             .get_or_init(|| {
                 let blob = self.pairs.get(0).map_err(|e| e.to_string())?;
                 let header = PairHeader::parse(blob, file).map_err(|e| e.to_string())?;
-                if header.pair_ids.len() + 1 != self.pairs.len() {
+                let blobs = 1 + header.words.len() + header.pairs() as usize;
+                if blobs != self.pairs.len() {
                     return Err(format!(
-                        "{}: {} pairs listed, {} stored",
+                        "{}: {blobs} blobs expected, {} stored",
                         file.path().display(),
-                        header.pair_ids.len(),
-                        self.pairs.len().saturating_sub(1)
+                        self.pairs.len()
                     ));
                 }
                 Ok(header)
@@ -170,16 +169,17 @@ impl Segment {
     /// per record; `None` when this segment does not index that pair (a word is not frequent).
     pub fn pair_records(&self, first: &str, second: &str) -> Result<Option<Vec<u64>>> {
         let header = self.pair_header()?;
-        let Some(id) = FrequentWords::pair_id(&header.words, first, second) else {
+        let id = |word: &str| header.words.binary_search_by(|w| w.as_str().cmp(word)).ok();
+        let (Some(a), Some(b)) = (id(first), id(second)) else {
             return Ok(None);
         };
+        let file = self.pairs.file();
         let n = self.len();
         let mut bits = vec![0u64; (n as usize).div_ceil(64)];
-        if let Ok(i) = header.pair_ids.binary_search(&id) {
-            let blob = self.pairs.get(i + 1)?;
-            pairs::for_each_record(blob, n, self.pairs.file(), |r| {
-                bits[r as usize / 64] |= 1 << (r % 64)
-            })?;
+        let partners = self.pairs.get(header.partners_blob(a))?;
+        if let Some(pair) = header.pair_number(a, b as u16, partners, file)? {
+            let blob = self.pairs.get(header.records_blob(pair))?;
+            pairs::for_each_record(blob, n, file, |r| bits[r as usize / 64] |= 1 << (r % 64))?;
         }
         Ok(Some(bits))
     }
