@@ -172,19 +172,23 @@ pub fn measure(engine: &str, corpus: &Path, work: &Path, reliora_bin: Option<&Pa
 /// Reliora's query latency on an index already built: for quick comparisons while working on
 /// the search path (`reliora-bench query --index DIR --corpus DIR`).
 pub fn query_only(index_dir: &Path, corpus: &Path) -> Value {
-    use reliora::{Index, SearchRequest};
-    let work_load = workload(corpus);
-    let index = Index::open(index_dir).expect("open");
-    let requests: Vec<SearchRequest> = work_load
+    let index = reliora::Index::open(index_dir).expect("open");
+    reliora_latencies(&index, &workload(corpus))
+}
+
+/// Latency of the workload's queries through the library API (`standard`, top 10).
+fn reliora_latencies(index: &reliora::Index, workload: &Workload) -> Value {
+    let requests: Vec<reliora::SearchRequest> = workload
         .queries
         .iter()
         .map(|q| {
-            let mut r = SearchRequest::new(q.clone());
+            let mut r = reliora::SearchRequest::new(q.clone());
             r.set_option("now", Some(NOW)).expect("now");
             r
         })
         .collect();
     let run = |i: usize| {
+        // Queries whose words are all stop words are an error (empty_query): skip them.
         let _ = index.search(&requests[i]);
     };
     latencies(requests.len(), &run)
@@ -196,7 +200,7 @@ fn reliora_engine(
     workload: &Workload,
     reliora_bin: Option<&Path>,
 ) -> Value {
-    use reliora::{BuildOptions, Index, SearchRequest};
+    use reliora::{BuildOptions, Index};
     let dir = work.join("index");
     let started = Instant::now();
     let report = Index::build(
@@ -220,20 +224,7 @@ fn reliora_engine(
             .collect(),
     );
     let index = Index::open(&dir).expect("open");
-    let requests: Vec<SearchRequest> = workload
-        .queries
-        .iter()
-        .map(|q| {
-            let mut r = SearchRequest::new(q.clone());
-            r.set_option("now", Some(NOW)).expect("now");
-            r
-        })
-        .collect();
-    let run = |i: usize| {
-        // Queries whose words are all stop words are an error (empty_query): skip them.
-        let _ = index.search(&requests[i]);
-    };
-    let mut result = latencies(requests.len(), &run);
+    let mut result = reliora_latencies(&index, workload);
     result["records"] = report.records.into();
     result["build_seconds"] = build.into();
     result["records_per_second"] = (report.records as f64 / build).into();

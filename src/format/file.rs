@@ -81,3 +81,14 @@ pub fn read_u32(file: &IndexFile, bytes: &[u8], at: usize) -> Result<u32> {
         .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
         .ok_or_else(|| file.corrupt(format!("offset {at} is past the end of the body")))
 }
+
+/// For tests of byte layouts that need a file to name in their errors: calls `test` with an
+/// empty postings file opened from a temporary directory.
+#[cfg(test)]
+pub(crate) fn with_empty_file(test: impl FnOnce(&IndexFile)) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("test.post");
+    let footer = crate::format::footer::write_file(&path, FileKind::Postings, b"").expect("write");
+    let file = IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).expect("open");
+    test(&file);
+}

@@ -202,17 +202,8 @@ pub fn for_each_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::footer::{write_file, FileKind};
-    use crate::format::manifest::FileEntry;
+    use crate::format::file::with_empty_file as with_file;
     use proptest::prelude::*;
-
-    fn with_file(test: impl FnOnce(&IndexFile)) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("p.pairs");
-        let footer = write_file(&path, FileKind::Postings, b"").unwrap();
-        let file = IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).unwrap();
-        test(&file);
-    }
 
     #[test]
     fn the_header_reads_back_and_finds_pairs() {

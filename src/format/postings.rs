@@ -583,8 +583,7 @@ impl<'a> SliceReader<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::footer::{write_file, FileKind};
-    use crate::format::manifest::FileEntry;
+    use crate::format::file::with_empty_file as with_file;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -602,14 +601,6 @@ mod tests {
             }
         }
         out
-    }
-
-    fn with_file(test: impl FnOnce(&IndexFile)) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.post");
-        let footer = write_file(&path, FileKind::Postings, b"").unwrap();
-        let file = IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).unwrap();
-        test(&file);
     }
 
     fn model_strategy() -> impl Strategy<Value = Model> {
