@@ -398,6 +398,12 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
             "id": id, "title": title, "tags": tags, "solution": solution, "task": "gamma",
         })
     })
+    // Words are frequent from 32 records on: these hold all three, never side by side.
+    .chain((0..32).map(|i| {
+        serde_json::json!({
+            "id": format!("f{i:02}"), "title": "alpha", "solution": "beta", "task": "gamma",
+        })
+    }))
     .collect();
     let dir = tempfile::tempdir().unwrap();
     for segments in [0, 2] {
@@ -426,6 +432,40 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
                 .collect();
             found.sort_unstable();
             assert_eq!(found, with_phrase, "{query}, segments of {segments}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// With records enough for frequent words — and so for word pairs — phrase queries over a
+    /// tiny vocabulary (a stop word included) answer exactly as a scan.
+    #[test]
+    fn phrases_over_word_pairs_answer_as_a_scan(
+        texts in prop::collection::vec(
+            ("(ax|by|the|cz)( (ax|by|the|cz)){0,6}", "(ax|by|cz)([ ,.](ax|by|cz)){0,3}"),
+            40..60,
+        ),
+        queries in prop::collection::vec("(ax|by|the|cz)( (ax|by|the|cz)){1,3}", 1..5),
+    ) {
+        let records: Vec<serde_json::Value> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, (title, solution))| {
+                serde_json::json!({"id": format!("r{i:02}"), "title": title, "solution": solution})
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, 0);
+        for query in &queries {
+            let by_index = index.search(&request(query, &[("backend", "index")]));
+            let by_scan = index.search(&request(query, &[("backend", "scan")]));
+            match (by_index, by_scan) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
+                (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
+                (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
+            }
         }
     }
 }

@@ -21,8 +21,9 @@ pub const MAX_WORDS: usize = 4096;
 
 /// A word is frequent when at least this share of the sampled records holds it…
 const SHARE: usize = 100;
-/// …and at least this many of them.
-const MIN_RECORDS: usize = 3;
+/// …and at least this many of them: in a segment too small for that, phrases are verified on
+/// the text cheaply, and pair sets of a few records each would cost more bytes than they save.
+const MIN_RECORDS: usize = 32;
 
 /// The frequent words of one segment, numbered.
 #[derive(Debug, Default)]
@@ -33,7 +34,7 @@ pub struct FrequentWords {
 
 impl FrequentWords {
     /// Chooses the frequent words of a sample: the words held by at least 1 % of its records
-    /// (and at least three), most frequent first, at most [`MAX_WORDS`]; ties by word.
+    /// (and at least 32), most frequent first, at most [`MAX_WORDS`]; ties by word.
     /// `records` gives each sampled record's words, as [`FrequentWords::pairs`] takes them.
     pub fn choose<'a, W>(records: impl Iterator<Item = W>) -> FrequentWords
     where
@@ -154,16 +155,18 @@ mod tests {
     #[test]
     fn frequent_words_need_a_share_of_the_sample() {
         let mut records = Vec::new();
-        for i in 0..400 {
-            let text = if i % 50 == 0 {
-                "common rare".to_string()
-            } else {
-                format!("common w{i}")
-            };
+        for i in 0..4000 {
+            let mut text = format!("common w{i}");
+            if i % 50 == 0 {
+                text.push_str(" rare");
+            }
+            if i % 200 == 0 {
+                text.push_str(" scarce");
+            }
             records.push(words_of(&[&text]));
         }
         let chosen = FrequentWords::choose(records.iter().map(|r| r.iter().map(Option::as_deref)));
-        // 8 of 400 records hold "rare": at least 1 % (4) and 3.
+        // At least 1 % (40) and 32 records: "rare" is in 80, "scarce" in 20.
         assert_eq!(chosen.words(), ["common", "rare"]);
     }
 }
