@@ -281,69 +281,56 @@ impl Scorer {
     }
 }
 
-/// Every (field sum, matched tokens) a query can produce, as one index: a record's evidence
-/// is looked up in these tables instead of being scored, and a segment is surveyed by a
-/// histogram over them.
-/// A key is `field_sum × (query tokens + 1) + matched tokens`.
+/// Every (field sum, matched tokens) a query can produce as one *key*, `field_sum × (query
+/// tokens + 1) + matched tokens`, and with or without the phrase as one *slot*, `2 × key +
+/// phrase`: a record's evidence is looked up in these tables instead of being scored, and a
+/// segment is surveyed by a histogram over slots.
 struct Keys {
-    /// Relevance and level without the phrase, and relevance with it, by key.
-    without: Vec<f64>,
+    /// Relevance (before feedback) and level, by slot.
+    relevance: Vec<f64>,
     level: Vec<MatchLevel>,
-    with: Vec<f64>,
-    level_with: Vec<MatchLevel>,
-    /// Whether the phrase changes the level.
-    depends: Vec<bool>,
-    /// By slot `2 × key + phrase possible`: the relevance without the phrase, then with it.
-    upper: Vec<f64>,
-    /// The keys by relevance without the phrase, best first; and with it.
+    /// The slots by relevance, best first.
     order: Vec<u32>,
-    order_with: Vec<u32>,
 }
 
 impl Keys {
     fn new(scorer: &Scorer, token_count: u32) -> Keys {
-        let stride = token_count as usize + 1;
         let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
-        let len = (most as usize + 1) * stride;
-        let mut keys = Keys {
-            without: Vec::with_capacity(len),
-            level: Vec::with_capacity(len),
-            with: Vec::with_capacity(len),
-            level_with: Vec::with_capacity(len),
-            depends: Vec::with_capacity(len),
-            order: (0..len as u32).collect(),
-            order_with: (0..len as u32).collect(),
-            upper: Vec::with_capacity(2 * len),
-        };
+        let slots = 2 * (most as usize + 1) * (token_count as usize + 1);
+        let mut relevance = Vec::with_capacity(slots);
+        let mut level = Vec::with_capacity(slots);
         for field_sum in 0..=most {
             for matched in 0..=token_count {
-                let (without, level) = scorer.relevance(field_sum, false, matched);
-                let (with, level_with) = scorer.relevance(field_sum, true, matched);
-                keys.without.push(without);
-                keys.level.push(level);
-                keys.with.push(with);
-                keys.upper.extend([without, with]);
-                keys.level_with.push(level_with);
-                keys.depends.push(level_with != level);
+                for phrase in [false, true] {
+                    let (r, l) = scorer.relevance(field_sum, phrase, matched);
+                    relevance.push(r);
+                    level.push(l);
+                }
             }
         }
-        let (without, with) = (&keys.without, &keys.with);
-        keys.order
-            .sort_by(|&a, &b| without[b as usize].total_cmp(&without[a as usize]));
-        keys.order_with
-            .sort_by(|&a, &b| with[b as usize].total_cmp(&with[a as usize]));
-
-        keys
+        let mut order: Vec<u32> = (0..slots as u32).collect();
+        order.sort_by(|&a, &b| relevance[b as usize].total_cmp(&relevance[a as usize]));
+        Keys {
+            relevance,
+            level,
+            order,
+        }
     }
 
-    fn len(&self) -> usize {
-        self.without.len()
+    /// The number of slots.
+    fn slots(&self) -> usize {
+        self.relevance.len()
     }
 
-    /// The key of a record's packed sums ([`SegmentMatch::sums`]).
+    /// The slot of a record's packed sums ([`SegmentMatch::sums`]), with the phrase or not.
     #[inline]
-    fn of(&self, sums: u64) -> usize {
-        (sums >> 32) as usize
+    fn slot(sums: u64, phrase: bool) -> usize {
+        2 * (sums >> 32) as usize + usize::from(phrase)
+    }
+
+    /// Whether the phrase changes the level of the key of `slot`.
+    fn depends(&self, slot: usize) -> bool {
+        self.level[slot & !1] != self.level[slot | 1]
     }
 }
 
@@ -351,16 +338,18 @@ impl Keys {
 /// feedback term at its most.
 struct Reach {
     floor: f64,
-    /// By key, without the phrase and with it.
-    by_key: Vec<[bool; 2]>,
+    /// By slot of [`Keys`].
+    by_slot: Vec<bool>,
 }
 
 impl Reach {
     fn new(keys: &Keys, floor: f64) -> Reach {
-        let by_key = (0..keys.len())
-            .map(|k| [keys.without[k], keys.with[k]].map(|r| r + FEEDBACK_MAX > floor))
+        let by_slot = keys
+            .relevance
+            .iter()
+            .map(|&r| r + FEEDBACK_MAX > floor)
             .collect();
-        Reach { floor, by_key }
+        Reach { floor, by_slot }
     }
 
     /// Whether a relevance (before feedback) can reach the page.
@@ -631,7 +620,6 @@ impl<'a> IndexSource<'a> {
         m: &SegmentMatch<'a>,
         involved: &RoaringBitmap,
         checked: &[(u32, bool)],
-        keys: &Keys,
         survey: &Survey,
         reach: &Reach,
     ) -> Result<Vec<Candidate>> {
@@ -646,8 +634,8 @@ impl<'a> IndexSource<'a> {
         };
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
         m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
-            let key = keys.of(m.sums[doc as usize]);
-            if reach.by_key[key][usize::from(maybe_phrase)] || involved.contains(doc) {
+            let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
+            if reach.by_slot[slot] || involved.contains(doc) {
                 kept.push((doc, m.known_phrase(maybe_phrase), false));
             }
         });
@@ -656,8 +644,8 @@ impl<'a> IndexSource<'a> {
             if let Ok(at) = checked.binary_search_by_key(doc, |c| c.0) {
                 *phrase = Some(checked[at].1);
             }
-            let key = keys.of(m.sums[*doc as usize]);
-            *is_involved || reach.by_key[key][usize::from(*phrase != Some(false))]
+            let slot = Keys::slot(m.sums[*doc as usize], *phrase != Some(false));
+            *is_involved || reach.by_slot[slot]
         });
         let added = &self.index.overlay.feedback_docs[m.s as usize];
         kept.into_iter()
@@ -763,7 +751,7 @@ impl<'a> IndexSource<'a> {
             .zip(&checked)
             .zip(&surveys)
             .map(|(((m, involved), checked), survey)| {
-                self.candidates(m, involved, checked, &keys, survey, &reach)
+                self.candidates(m, involved, checked, survey, &reach)
             })
             .collect::<Result<Vec<_>>>()?
             .concat();
@@ -941,65 +929,50 @@ struct Survey {
 }
 
 fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: usize) -> Survey {
-    // Per key, candidates whose postings rule the phrase out (even slots) or allow it (odd).
-    let mut histogram = vec![0u32; 2 * keys.len()];
+    // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
+    let mut histogram = vec![0u32; keys.slots()];
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
     m.for_each_candidate(|doc, maybe_phrase| {
-        let key = keys.of(m.sums[doc as usize]);
-        let slot = 2 * key + usize::from(maybe_phrase);
+        let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
         histogram[slot] += 1;
-        let upper = keys.upper[slot];
+        let upper = keys.relevance[slot];
         let best = &mut chunk_best[doc as usize / 64];
         if upper > *best {
             *best = upper;
         }
-        if maybe_phrase && !exact && keys.depends[key] {
+        if maybe_phrase && !exact && keys.depends(slot) {
             level_depends.push(doc);
         }
     });
     let mut counts = Counts::default();
-    for (key, pair) in histogram.chunks_exact(2).enumerate() {
-        let (ruled_out, allowed) = (pair[0] as usize, pair[1] as usize);
-        counts.candidates += ruled_out + allowed;
-        counts.add_many(keys.level[key], ruled_out);
+    for (slot, &count) in histogram.iter().enumerate() {
+        counts.candidates += count as usize;
         // Unless exact, the phrase is known only where it does not change the level.
-        if exact || !keys.depends[key] {
-            counts.add_many(keys.level_with[key], allowed);
+        if slot % 2 == 0 || exact || !keys.depends(slot) {
+            counts.add_many(keys.level[slot], count as usize);
         }
     }
     // The best `wanted` lower bounds of relevance outside supersession relations: with the
-    // phrase where the postings say exactly that it occurs, else without it.
+    // phrase where the postings say exactly that it occurs, else without it (the even slot).
     for doc in involved {
-        let slot = 2 * keys.of(m.sums[doc as usize]) + usize::from(m.maybe_phrase(doc));
-        histogram[slot] -= 1;
+        histogram[Keys::slot(m.sums[doc as usize], m.maybe_phrase(doc))] -= 1;
         chunk_best[doc as usize / 64] = f64::INFINITY;
     }
     let mut best = Vec::with_capacity(wanted);
-    let mut without = keys.order.iter().peekable();
-    let mut with = keys.order_with.iter().peekable();
-    while best.len() < wanted {
-        // The next best of the two orders: keys without the phrase, and (when exact) with it.
-        let next_without = without.peek().map(|&&k| keys.without[k as usize]);
-        let next_with = with
-            .peek()
-            .filter(|_| exact)
-            .map(|&&k| keys.with[k as usize]);
-        let (value, count) = match (next_without, next_with) {
-            (Some(a), Some(b)) if b > a => {
-                let k = *with.next().expect("peeked") as usize;
-                (b, histogram[2 * k + 1])
-            }
-            (Some(a), _) => {
-                let k = *without.next().expect("peeked") as usize;
-                let count = histogram[2 * k] + if exact { 0 } else { histogram[2 * k + 1] };
-                (a, count)
-            }
-            (None, _) => break,
+    for &slot in &keys.order {
+        if best.len() == wanted {
+            break;
+        }
+        let slot = slot as usize;
+        let count = match (exact, slot % 2) {
+            (true, _) => histogram[slot],
+            (false, 0) => histogram[slot] + histogram[slot + 1],
+            (false, _) => continue,
         };
         let take = (count as usize).min(wanted - best.len());
-        best.extend(std::iter::repeat_n(value.to_bits(), take));
+        best.extend(std::iter::repeat_n(keys.relevance[slot].to_bits(), take));
     }
     Survey {
         counts,
