@@ -142,8 +142,7 @@ impl RecordTerms {
     }
 }
 
-fn analyze(record: &Record, analyzer: &TextAnalyzer, frequent: &FrequentWords) -> RecordTerms {
-    let tokens = RecordTokens::of(record, analyzer);
+fn analyze(tokens: &RecordTokens, frequent: &FrequentWords) -> RecordTerms {
     let mut pairs = Vec::new();
     frequent.pairs(tokens.words(), &mut pairs);
     // One sort of (text, stop marker, group) references: a key is written once per distinct
@@ -186,19 +185,6 @@ fn analyze(record: &Record, analyzer: &TextAnalyzer, frequent: &FrequentWords) -
     }
 }
 
-/// The segment's frequent words (pairs.rs), chosen from its first batch of records; none when
-/// the analyzer stems, as its tokens are not words then.
-fn frequent_words(records: &[SourcedRecord], analyzer: &TextAnalyzer) -> FrequentWords {
-    if analyzer.stems() {
-        return FrequentWords::default();
-    }
-    let sample: Vec<RecordTokens> = records[..records.len().min(BATCH_RECORDS)]
-        .par_iter()
-        .map(|r| RecordTokens::of(&r.record, analyzer))
-        .collect();
-    FrequentWords::choose(sample.iter().map(RecordTokens::words))
-}
-
 /// The 64-bit FNV-1a hash of `bytes`: cheap, and only used to order a record's tokens.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
@@ -229,14 +215,24 @@ pub(crate) fn write_segment(
     // parallel, in record order, so every term's postings ascend.
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
-    let frequent = frequent_words(records, analyzer);
+    let mut frequent = FrequentWords::default();
     // (pair id, record) of every pair a record holds, as `pair << 32 | record`.
     let mut pair_records: Vec<u64> = Vec::new();
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
-        let analyzed: Vec<RecordTerms> = batch
+        let tokens: Vec<RecordTokens> = batch
             .par_iter()
-            .map(|r| analyze(&r.record, analyzer, &frequent))
+            .map(|r| RecordTokens::of(&r.record, analyzer))
             .collect();
+        // The segment's frequent words (pairs.rs), chosen from its first batch; none when the
+        // analyzer stems, as its tokens are not words then.
+        if b == 0 && !analyzer.stems() {
+            frequent = FrequentWords::choose(tokens.iter().map(RecordTokens::words));
+        }
+        let analyzed: Vec<RecordTerms> = tokens
+            .par_iter()
+            .map(|tokens| analyze(tokens, &frequent))
+            .collect();
+        drop(tokens);
         let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
         for (i, record_terms) in analyzed.iter().enumerate() {
             let doc = (b * BATCH_RECORDS + i) as u32;
