@@ -244,6 +244,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             stem: options.stem,
             progress: false,
             segment_records: 0,
+            spill_records: 0,
         },
     )?;
     let build_seconds = started.elapsed().as_secs_f64();

@@ -809,3 +809,74 @@ fn a_build_in_segments_answers_like_one_segment_and_finds_duplicates_in_written_
     let run = ws.build("zero", &input, &["--segment-records", "0"]);
     assert_eq!(run.error_code(), "invalid_option", "--segment-records 0");
 }
+
+/// A build in spills merges them into one segment, the very one a build at once writes: every
+/// file the same, byte for byte, once the spills choose what a build chooses from its first
+/// records (frequent words from the first spill, here all four words; no store dictionary
+/// below 16 KiB of records).
+#[test]
+fn a_build_in_spills_merges_into_the_segment_a_build_at_once_writes() {
+    let ws = Workspace::new();
+    let records: Vec<Value> = (0..45)
+        .map(|i| {
+            let mut record = json!({
+                "id": format!("m{i:02}"),
+                "title": format!("alpha beta gamma delta note{i}"),
+                "solution": if i % 2 == 0 { "gamma delta alpha beta" } else { "delta beta alpha gamma" },
+                "tags": [format!("t{}", i % 3)],
+                "entities": [if i % 4 == 0 { "Postgres" } else { "Redis" }],
+                "createdAt": format!("2025-01-{:02}T00:00:00Z", 1 + i % 28),
+                "feedback": {"success": i % 5},
+            });
+            if i == 40 {
+                record["supersedes"] = json!("m01");
+            }
+            record
+        })
+        .collect();
+    let input = ws.write_records("m.jsonl", &records);
+    ws.build("one", &input, &[]).assert_ok("one build");
+    ws.build("spilled", &input, &["--spill-records", "32"])
+        .assert_ok("two spills");
+    ws.build("tiny", &input, &["--spill-records", "7"])
+        .assert_ok("seven spills");
+    let files = |index: &str| -> Vec<(String, Vec<u8>)> {
+        let stats = reliora(&ws.path(index), &["stats"]).ok();
+        assert_eq!(stats["segments"], 1, "{index}: {stats}");
+        assert_eq!(stats["records"], 45, "{index}: {stats}");
+        let mut files: Vec<(String, Vec<u8>)> = stats["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let name = f["name"].as_str().unwrap();
+                let suffix = name.split_once('.').unwrap().1.to_string();
+                (suffix, std::fs::read(ws.path(index).join(name)).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let one = files("one");
+    assert_eq!(one.len(), 9, "every file of a segment");
+    for ((suffix, a), (_, b)) in one.iter().zip(&files("spilled")) {
+        assert!(a == b, "{suffix} differs from the one written at once");
+    }
+    // The pairs compared hold the four words' pairs; seven spills hold none.
+    let pairs_len =
+        |files: &[(String, Vec<u8>)]| files.iter().find(|f| f.0 == "pairs").unwrap().1.len();
+    assert!(pairs_len(&one) > pairs_len(&files("tiny")) + 12 * 16);
+    // Spills too small for frequent words merge into a segment without word pairs, which
+    // answers the same.
+    for index in ["spilled", "tiny"] {
+        reliora(&ws.path(index), &["check"]).assert_ok(index);
+        for query in ["alpha beta", "\"gamma delta\"", "note7 delta", "beta"] {
+            let args = ["search", query, "--now", NOW, "--limit", "50"];
+            let mut expected = reliora(&ws.path("one"), &args).ok();
+            let mut merged = reliora(&ws.path(index), &args).ok();
+            expected["fingerprint"] = Value::Null;
+            merged["fingerprint"] = Value::Null;
+            assert_eq!(expected, merged, "{index}: {query}");
+        }
+    }
+}

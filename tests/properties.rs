@@ -132,24 +132,50 @@ fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
     (1usize..12).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
 }
 
-/// Builds `records` into one segment (`segment_records` 0) or segments of that many records.
-fn build(dir: &Path, records: &[serde_json::Value], segment_records: usize) -> Index {
+/// How a build lays its records out.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// One segment, written at once.
+    One,
+    /// Segments of this many records, kept (`--segment-records`).
+    Segments(usize),
+    /// One segment merged from spills of this many records (`--spill-records`).
+    Spills(usize),
+}
+
+/// Builds `records` laid out as `layout`.
+fn build(dir: &Path, records: &[serde_json::Value], layout: Layout) -> Index {
     let input = dir.join("input.jsonl");
     let lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
     let index_dir = dir.join("index");
+    let (segment_records, spill_records) = match layout {
+        Layout::One => (0, 0),
+        Layout::Segments(n) => (n, 0),
+        Layout::Spills(n) => (0, n),
+    };
     let options = BuildOptions {
         inputs: vec![input],
         segment_records,
+        spill_records,
         ..BuildOptions::default()
     };
     Index::build(&index_dir, &options).unwrap();
     Index::open(&index_dir).unwrap()
 }
 
-/// Segment sizes: one segment, or several (an index a spilling build wrote).
-fn segment_records() -> impl Strategy<Value = usize> {
-    prop::sample::select(&[0usize, 1, 2, 5][..])
+/// One segment, several (an index built with `--segment-records`), or one merged from spills.
+fn layouts() -> impl Strategy<Value = Layout> {
+    prop::sample::select(
+        &[
+            Layout::One,
+            Layout::Segments(1),
+            Layout::Segments(2),
+            Layout::Segments(5),
+            Layout::Spills(1),
+            Layout::Spills(3),
+        ][..],
+    )
 }
 
 fn request(query: &str, options: &[(&str, &str)]) -> SearchRequest {
@@ -224,10 +250,10 @@ proptest! {
         filters in filters(),
         profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
         extras in profile_options(),
-        segments in segment_records(),
+        layout in layouts(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records, segments);
+        let index = build(dir.path(), &records, layout);
         let mut options: Vec<(&str, &str)> = filters.iter().map(|(n, v)| (*n, v.as_str())).collect();
         options.push(("profile", profile));
         options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
@@ -256,10 +282,10 @@ proptest! {
         records in records(),
         query in text(6),
         limit in 1usize..4,
-        segments in segment_records(),
+        layout in layouts(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records, segments);
+        let index = build(dir.path(), &records, layout);
         let full = request(&query, &[]);
         let Ok(all) = index.search(&full) else { return Ok(()); };
         let limit_text = limit.to_string();
@@ -281,7 +307,7 @@ proptest! {
         query in text(6),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records, 0);
+        let index = build(dir.path(), &records, Layout::One);
         let Ok(response) = index.search(&request(&query, &[])) else { return Ok(()); };
         for r in &response.results {
             let sum: f64 = r
@@ -406,10 +432,15 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
     }))
     .collect();
     let dir = tempfile::tempdir().unwrap();
-    for segments in [0, 2] {
-        let at = dir.path().join(segments.to_string());
+    // Spills of 36 records: the first holds enough records for frequent words, and its
+    // pairs merge with the second's.
+    for (i, layout) in [Layout::One, Layout::Segments(2), Layout::Spills(36)]
+        .into_iter()
+        .enumerate()
+    {
+        let at = dir.path().join(i.to_string());
         std::fs::create_dir(&at).unwrap();
-        let index = build(&at, &records, segments);
+        let index = build(&at, &records, layout);
         for (query, with_phrase) in [
             ("alpha beta gamma", &["r2"][..]),
             ("alpha beta", &["r1", "r2", "r5"][..]),
@@ -431,7 +462,7 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
                 .map(|r| r.id.as_str())
                 .collect();
             found.sort_unstable();
-            assert_eq!(found, with_phrase, "{query}, segments of {segments}");
+            assert_eq!(found, with_phrase, "{query}, {layout:?}");
         }
     }
 }
@@ -448,6 +479,7 @@ proptest! {
             40..60,
         ),
         queries in prop::collection::vec("(ax|by|the|cz)( (ax|by|the|cz)){1,3}", 1..5),
+        layout in prop::sample::select(&[Layout::One, Layout::Spills(35)][..]),
     ) {
         let records: Vec<serde_json::Value> = texts
             .iter()
@@ -457,7 +489,7 @@ proptest! {
             })
             .collect();
         let dir = tempfile::tempdir().unwrap();
-        let index = build(dir.path(), &records, 0);
+        let index = build(dir.path(), &records, layout);
         for query in &queries {
             let by_index = index.search(&request(query, &[("backend", "index")]));
             let by_scan = index.search(&request(query, &[("backend", "scan")]));

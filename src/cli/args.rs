@@ -136,7 +136,12 @@ pub struct BuildArgs {
     /// Stem tokens with Snowball English (recorded in the index).
     #[arg(long)]
     pub stem: bool,
-    /// Records per segment: a build holds one segment in memory at a time [default: 200000].
+    /// Records per spill: a build holds one spill in memory at a time and merges the spills
+    /// into one segment at the end [default: 200000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub spill_records: Option<u32>,
+    /// Keep segments of N records each instead of merging into one segment (a build holds one
+    /// segment in memory at a time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub segment_records: Option<u32>,
 }

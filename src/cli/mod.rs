@@ -179,6 +179,7 @@ fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i
         stem: build.stem,
         progress: std::io::stderr().is_terminal(),
         segment_records: build.segment_records.map_or(0, |n| n as usize),
+        spill_records: build.spill_records.map_or(0, |n| n as usize),
     };
     let report = Index::build(dir, &options)?;
     for skipped in &report.skipped {

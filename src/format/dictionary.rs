@@ -9,7 +9,7 @@
 //! defence every walk runs under `catch_unwind`, and such a panic becomes a damage report.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use fst::{IntoStreamer, Streamer};
@@ -24,19 +24,46 @@ pub fn write_dictionary<K: AsRef<[u8]>>(
     path: &Path,
     entries: impl IntoIterator<Item = (K, u64)>,
 ) -> Result<Footer> {
-    let mut builder = fst::MapBuilder::memory();
+    let mut writer = DictionaryWriter::new(path);
     for (key, value) in entries {
-        builder.insert(key, value).map_err(|e| {
+        writer.insert(key, value)?;
+    }
+    writer.finish()
+}
+
+/// Writes a dictionary key by key, keys in strictly ascending byte order.
+pub struct DictionaryWriter {
+    path: PathBuf,
+    builder: fst::MapBuilder<Vec<u8>>,
+}
+
+impl DictionaryWriter {
+    /// Starts the dictionary file at `path` (written by `finish`).
+    pub fn new(path: impl Into<PathBuf>) -> DictionaryWriter {
+        DictionaryWriter {
+            path: path.into(),
+            builder: fst::MapBuilder::memory(),
+        }
+    }
+
+    /// Adds the next key.
+    pub fn insert(&mut self, key: impl AsRef<[u8]>, value: u64) -> Result<()> {
+        self.builder.insert(key, value).map_err(|e| {
             Error::corrupt(
-                path,
+                &self.path,
                 format!("dictionary keys out of order while building: {e}"),
             )
-        })?;
+        })
     }
-    let bytes = builder
-        .into_inner()
-        .map_err(|e| Error::corrupt(path, format!("cannot finish dictionary: {e}")))?;
-    write_file(path, FileKind::Fst, &bytes)
+
+    /// Writes the file and syncs it.
+    pub fn finish(self) -> Result<Footer> {
+        let bytes = self
+            .builder
+            .into_inner()
+            .map_err(|e| Error::corrupt(&self.path, format!("cannot finish dictionary: {e}")))?;
+        write_file(&self.path, FileKind::Fst, &bytes)
+    }
 }
 
 /// A dictionary opened for reading.
@@ -119,6 +146,41 @@ impl Dictionary {
             }
         })
     }
+}
+
+/// Calls `visit(key, entries)` for every key of any of `dictionaries`, in key order, `entries`
+/// naming each dictionary holding the key (its position in `dictionaries`) and its value there.
+/// Stops at the first error `visit` returns.
+pub fn for_each_union(
+    dictionaries: &[&Dictionary],
+    mut visit: impl FnMut(&[u8], &[(usize, u64)]) -> Result<()>,
+) -> Result<()> {
+    let maps = dictionaries
+        .iter()
+        .map(|d| d.map())
+        .collect::<Result<Vec<_>>>()?;
+    let mut entries: Vec<(usize, u64)> = Vec::with_capacity(maps.len());
+    let walked = catch_unwind(AssertUnwindSafe(|| {
+        let mut union = maps
+            .iter()
+            .fold(fst::map::OpBuilder::new(), |op, map| op.add(map.stream()))
+            .union();
+        while let Some((key, values)) = union.next() {
+            entries.clear();
+            entries.extend(values.iter().map(|v| (v.index, v.value)));
+            entries.sort_unstable();
+            visit(key, &entries)?;
+        }
+        Ok(())
+    }));
+    walked.unwrap_or_else(|_| {
+        Err(Error::corrupt(
+            dictionaries
+                .first()
+                .map_or_else(|| Path::new(""), |d| d.file.path()),
+            "an FST is malformed although its checksum matches (crafted file?)",
+        ))
+    })
 }
 
 fn problem_of(error: &Error) -> String {

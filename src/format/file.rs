@@ -40,6 +40,11 @@ impl IndexFile {
         self.file.path()
     }
 
+    /// Unmaps the pages read so far (see [`MappedFile::release_pages`]).
+    pub fn release_pages(&self) {
+        self.file.release_pages();
+    }
+
     /// The file kind.
     pub fn kind(&self) -> FileKind {
         self.kind

@@ -53,6 +53,20 @@ impl MappedFile {
         &self.path
     }
 
+    /// Unmaps the pages read so far from this process (the data stays in the page cache; a
+    /// later read maps it again). A pass over a large file — merging segments — calls this as
+    /// it goes, so the pages it read do not add up in its resident memory.
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        if let Bytes::Mapped(map) = &*self.bytes {
+            // SAFETY: the map is a read-only shared mapping of a write-once file (module docs):
+            // MADV_DONTNEED only drops this process's page-table entries, and the next read of a
+            // page faults in the same bytes from the file. No reference into the map becomes
+            // invalid. The advice is a hint: failing to take it changes nothing.
+            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// A shared view of `range` of this file.
     pub fn slice(&self, start: usize, end: usize) -> FileSlice {
         assert!(start <= end && end <= self.len(), "slice out of bounds");

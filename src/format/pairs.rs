@@ -18,6 +18,7 @@
 
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
+use crate::format::blobs::BlobWriter;
 use crate::format::file::IndexFile;
 
 const BLOCK: usize = 128;
@@ -41,6 +42,28 @@ pub fn encode_partners(seconds: &[u16], out: &mut Vec<u8>) {
     for second in seconds {
         out.extend_from_slice(&second.to_le_bytes());
     }
+}
+
+/// Writes blob 0 and the partner blobs of a pairs file into `writer`, which is empty: the
+/// words (sorted, distinct) and, per word, the second words of the pairs it starts
+/// (ascending). Each pair's records blob follows, pushed by the caller in pair order.
+pub fn write_head(writer: &mut BlobWriter, words: &[String], partners: &[Vec<u16>]) -> Result<()> {
+    debug_assert_eq!(words.len(), partners.len());
+    let mut first_pairs = Vec::with_capacity(words.len());
+    let mut pairs = 0u32;
+    for seconds in partners {
+        first_pairs.push(pairs);
+        pairs += seconds.len() as u32;
+    }
+    let mut bytes = Vec::new();
+    encode_header(words, &first_pairs, pairs, &mut bytes);
+    writer.push(&bytes)?;
+    for seconds in partners {
+        bytes.clear();
+        encode_partners(seconds, &mut bytes);
+        writer.push(&bytes)?;
+    }
+    Ok(())
 }
 
 /// Appends a record list (ascending, distinct) as gaps packed in blocks.
@@ -137,14 +160,7 @@ impl PairHeader {
         partners: &[u8],
         file: &IndexFile,
     ) -> Result<Option<u32>> {
-        let starts = self.first_pairs[first];
-        let count = (self.first_pairs[first + 1] - starts) as usize;
-        if partners.len() != 2 * count {
-            return Err(file.corrupt(format!(
-                "word {first} starts {count} pairs, its partners blob holds {} bytes",
-                partners.len()
-            )));
-        }
+        let (starts, count) = self.partner_count(first, partners, file)?;
         let at = |i: usize| u16::from_le_bytes([partners[2 * i], partners[2 * i + 1]]);
         let (mut lo, mut hi) = (0, count);
         while lo < hi {
@@ -156,6 +172,48 @@ impl PairHeader {
             }
         }
         Ok((lo < count && at(lo) == second).then_some(starts + lo as u32))
+    }
+
+    /// The second words of the pairs word `first` starts (its partners blob), ascending, and
+    /// the number of its first pair.
+    pub fn partners(
+        &self,
+        first: usize,
+        partners: &[u8],
+        file: &IndexFile,
+    ) -> Result<(u32, Vec<u16>)> {
+        let (starts, _) = self.partner_count(first, partners, file)?;
+        let seconds: Vec<u16> = partners
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        if seconds.windows(2).any(|w| w[0] >= w[1])
+            || seconds
+                .last()
+                .is_some_and(|&b| usize::from(b) >= self.words.len())
+        {
+            return Err(file.corrupt(format!("the partners of word {first} are out of order")));
+        }
+        Ok((starts, seconds))
+    }
+
+    /// The number of the first pair word `first` starts and how many it starts, checked
+    /// against the size of its partners blob.
+    fn partner_count(
+        &self,
+        first: usize,
+        partners: &[u8],
+        file: &IndexFile,
+    ) -> Result<(u32, usize)> {
+        let starts = self.first_pairs[first];
+        let count = (self.first_pairs[first + 1] - starts) as usize;
+        if partners.len() != 2 * count {
+            return Err(file.corrupt(format!(
+                "word {first} starts {count} pairs, its partners blob holds {} bytes",
+                partners.len()
+            )));
+        }
+        Ok((starts, count))
     }
 }
 

@@ -72,6 +72,56 @@ pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
         at = end;
     }
 
+    encode_parts(&docs, &masks, &tfs, out);
+}
+
+/// Appends the postings blob of one term merged from `parts`, each a term's postings in one
+/// segment (parsed from `file`, of `records` records) and the number its first record takes
+/// (`base`): their records renumbered, one after another. Bases must leave the parts' records
+/// ascending.
+pub fn merge_terms(parts: &[MergePart<'_>], out: &mut Vec<u8>) -> Result<()> {
+    let mut docs = RoaringBitmap::new();
+    let mut masks: Vec<u16> = Vec::new();
+    let mut tfs: Vec<u32> = Vec::new();
+    for part in parts {
+        let palette = &part.postings.palette;
+        let first = masks.len();
+        let mut descending = None;
+        part.postings
+            .for_each(part.records, part.file, |doc, code| {
+                if !docs.push(part.base + doc) {
+                    descending.get_or_insert(part.base + doc);
+                }
+                masks.push(palette[code]);
+            })?;
+        if let Some(doc) = descending {
+            return Err(part.file.corrupt(format!(
+                "postings: record {doc} does not ascend when merged"
+            )));
+        }
+        let expected: usize = masks[first..].iter().map(|m| m.count_ones() as usize).sum();
+        part.postings
+            .tf_values(expected, part.file, |values| tfs.extend_from_slice(values))?;
+    }
+    encode_parts(&docs, &masks, &tfs, out);
+    Ok(())
+}
+
+/// One term's postings in one segment, for [`merge_terms`].
+pub struct MergePart<'a> {
+    /// The term's postings in the segment.
+    pub postings: TermPostings<'a>,
+    /// The file they were read from.
+    pub file: &'a IndexFile,
+    /// The segment's number of records.
+    pub records: u32,
+    /// The merged number of the segment's first record.
+    pub base: u32,
+}
+
+/// Appends a blob: the record set, each record's group mask (ascending records), and the tfs
+/// (tf − 1 per record, per group of its mask ascending).
+fn encode_parts(docs: &RoaringBitmap, masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
     let len_at = out.len();
     out.extend_from_slice(&[0; 4]);
     docs.serialize_into(&mut *out)
@@ -79,9 +129,18 @@ pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
     let len = (out.len() - len_at - 4) as u32;
     out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
 
-    let mut palette = masks.clone();
-    palette.sort_unstable();
-    palette.dedup();
+    // The palette is the masks present, ascending; `code[mask]` a mask's index in it.
+    let mut code = [u16::MAX; 1 << GROUP_COUNT];
+    for &mask in masks {
+        code[usize::from(mask)] = 0;
+    }
+    let mut palette: Vec<u16> = Vec::new();
+    for (mask, code) in code.iter_mut().enumerate() {
+        if *code == 0 {
+            *code = palette.len() as u16;
+            palette.push(mask as u16);
+        }
+    }
     out.extend_from_slice(&(palette.len() as u16).to_le_bytes());
     for mask in &palette {
         out.extend_from_slice(&mask.to_le_bytes());
@@ -89,11 +148,7 @@ pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
     let width = width_of(palette.len().saturating_sub(1) as u32);
     out.push(width as u8);
     pack(
-        masks.iter().map(|m| {
-            palette
-                .binary_search(m)
-                .expect("every mask is in the palette") as u32
-        }),
+        masks.iter().map(|&m| u32::from(code[usize::from(m)])),
         width,
         out,
     );
@@ -414,6 +469,36 @@ impl<'a> TermPostings<'a> {
             Some(problem) => Err(file.corrupt(format!("postings: {problem}"))),
             None => Ok(()),
         }
+    }
+
+    /// Calls `visit` with the term frequencies (tf − 1) a block at a time, in order; checks
+    /// that they are `expected` values filling their part of the blob exactly.
+    pub fn tf_values(
+        &self,
+        expected: usize,
+        file: &IndexFile,
+        mut visit: impl FnMut(&[u32]),
+    ) -> Result<()> {
+        let mut reader = SliceReader {
+            bytes: self.tfs,
+            file,
+        };
+        let mut remaining = reader.u32()? as usize;
+        if remaining != expected {
+            return Err(file.corrupt(format!(
+                "postings: {remaining} term frequencies for records that need {expected}"
+            )));
+        }
+        let mut rest = reader.bytes;
+        while remaining > 0 {
+            let block = next_tf_block(&mut rest, &mut remaining)
+                .map_err(|problem| file.corrupt(format!("postings: {problem}")))?;
+            visit(&block);
+        }
+        if !rest.is_empty() {
+            return Err(file.corrupt("postings: term frequencies do not fit the records"));
+        }
+        Ok(())
     }
 }
 

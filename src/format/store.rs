@@ -1,12 +1,13 @@
 //! The record store: record number → the codec's bytes (codec.rs), each record compressed on its
-//! own with zstd and a dictionary trained on the store's records.
+//! own with zstd and a dictionary trained on the records of the build that wrote it.
 //!
 //! The store is a blob file (blobs.rs) of `n + 1` blobs for `n` records:
 //!
 //! ```text
-//! blob 0       the zstd dictionary, trained on a spread of this store's records when it is
-//!              written; empty for a store too small to train one (its records are compressed
-//!              without a dictionary)
+//! blob 0       the zstd dictionary, trained on a spread of the records of the build's first
+//!              segment (every segment of a build shares it, so merging them copies frames);
+//!              empty when those are too few to train one (records are compressed without a
+//!              dictionary)
 //! blob 1 + i   record i: one zstd frame of the record's codec bytes (level 3, the dictionary of
 //!              blob 0; the header states the decompressed size and carries neither a
 //!              dictionary id nor a content checksum — the blob CRC covers the frame)
@@ -56,57 +57,124 @@ const TRAINING_BUDGET: usize = 32;
 /// Records compressed in parallel between two writes, which bounds the memory of a build.
 const CHUNK: usize = 4096;
 
-/// Writes the store at `path` holding `records` (each one's codec bytes, in record order), with
-/// a dictionary trained on them, and finishes the file.
-pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>]) -> Result<Footer> {
-    let path = path.into();
-    if let Some((i, record)) = records
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.len() > MAX_RECORD_LEN)
-    {
-        return Err(Error::corrupt(
-            &path,
-            format!(
-                "record {i} is {} bytes encoded, more than the {MAX_RECORD_LEN} a store holds",
-                record.len()
-            ),
-        ));
-    }
-    let dictionary = train_dictionary(records);
-    let prepared = (!dictionary.is_empty()).then(|| EncoderDictionary::copy(&dictionary, LEVEL));
-    let compressor = || {
-        let mut compressor = match &prepared {
-            Some(prepared) => Compressor::with_prepared_dictionary(prepared),
-            None => Compressor::new(LEVEL),
-        }
-        .expect("zstd accepts its level and a dictionary it trained");
-        compressor
-            .set_parameter(CParameter::DictIdFlag(false))
-            .expect("a valid zstd parameter");
-        compressor
+/// Writes the store at `path` holding `records` (each one's codec bytes, in record order),
+/// compressed with `dictionary` (from [`train_dictionary`]; empty: none), and finishes the file.
+pub fn write_store(
+    path: impl Into<PathBuf>,
+    records: &[Vec<u8>],
+    dictionary: &[u8],
+) -> Result<Footer> {
+    let mut writer = StoreWriter::create(path, dictionary)?;
+    writer.compress(records)?;
+    writer.finish()
+}
+
+/// Writes the store at `path` holding the records of `stores` one after another, compressed
+/// with the first store's dictionary. The frames of a store sharing that dictionary (the
+/// segments of one build share theirs) are copied as they are, CRC-checked; the records of any
+/// other store are decompressed and compressed again.
+pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<Footer> {
+    let dictionary = match stores.first() {
+        Some(store) => store.blobs.get(0)?,
+        None => &[],
     };
-    let mut writer = BlobWriter::create(path, FileKind::Store)?;
-    writer.push(&dictionary)?;
-    for chunk in records.chunks(CHUNK) {
-        let frames: Vec<Vec<u8>> = chunk
-            .par_iter()
-            .map_init(compressor, |compressor, record| {
-                compressor
-                    .compress(record)
-                    .expect("a buffer of zstd's bound always holds the frame")
-            })
-            .collect();
-        for frame in &frames {
-            writer.push(frame)?;
+    let mut writer = StoreWriter::create(path, dictionary)?;
+    for store in stores {
+        if store.blobs.get(0)? == dictionary {
+            for frame in 1..store.blobs.len() {
+                writer.blobs.push(store.blobs.get(frame)?)?;
+                if frame % CHUNK == 0 {
+                    // A pass over the whole store: keep what it read out of resident memory.
+                    store.file().release_pages();
+                }
+            }
+            store.file().release_pages();
+            continue;
+        }
+        for first in (0..store.len()).step_by(CHUNK) {
+            let records = (first..store.len().min(first + CHUNK))
+                .into_par_iter()
+                .map(|i| store.get(i))
+                .collect::<Result<Vec<_>>>()?;
+            writer.compress(&records)?;
+            store.file().release_pages();
         }
     }
     writer.finish()
 }
 
+/// Writes a store: the dictionary blob, then record frames.
+struct StoreWriter {
+    path: PathBuf,
+    blobs: BlobWriter,
+    prepared: Option<EncoderDictionary<'static>>,
+}
+
+impl StoreWriter {
+    fn create(path: impl Into<PathBuf>, dictionary: &[u8]) -> Result<StoreWriter> {
+        let path = path.into();
+        let mut blobs = BlobWriter::create(&path, FileKind::Store)?;
+        blobs.push(dictionary)?;
+        let prepared = (!dictionary.is_empty()).then(|| EncoderDictionary::copy(dictionary, LEVEL));
+        Ok(StoreWriter {
+            path,
+            blobs,
+            prepared,
+        })
+    }
+
+    /// Compresses `records` (codec bytes), in parallel a chunk at a time, and appends them.
+    fn compress(&mut self, records: &[Vec<u8>]) -> Result<()> {
+        if let Some((i, record)) = records
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.len() > MAX_RECORD_LEN)
+        {
+            return Err(Error::corrupt(
+                &self.path,
+                format!(
+                    "record {i} is {} bytes encoded, more than the {MAX_RECORD_LEN} a store \
+                     holds",
+                    record.len()
+                ),
+            ));
+        }
+        let compressor = || {
+            let mut compressor = match &self.prepared {
+                Some(prepared) => Compressor::with_prepared_dictionary(prepared),
+                None => Compressor::new(LEVEL),
+            }
+            .expect("zstd accepts its level and a dictionary it trained");
+            compressor
+                .set_parameter(CParameter::DictIdFlag(false))
+                .expect("a valid zstd parameter");
+            compressor
+        };
+        for chunk in records.chunks(CHUNK) {
+            let frames: Vec<Vec<u8>> = chunk
+                .par_iter()
+                .map_init(compressor, |compressor, record| {
+                    compressor
+                        .compress(record)
+                        .expect("a buffer of zstd's bound always holds the frame")
+                })
+                .collect();
+            for frame in &frames {
+                self.blobs.push(frame)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Footer> {
+        self.blobs.finish()
+    }
+}
+
 /// A dictionary trained on a spread of `records`, or none (empty) when they are too few or
-/// zstd finds nothing to train on.
-fn train_dictionary(records: &[Vec<u8>]) -> Vec<u8> {
+/// zstd finds nothing to train on. A build trains one on its first segment's records and
+/// compresses every segment with it, so that merging its segments copies their frames.
+pub fn train_dictionary(records: &[Vec<u8>]) -> Vec<u8> {
     let total: usize = records.iter().map(Vec::len).sum();
     if total < MIN_TRAINING_BYTES {
         return Vec::new();
@@ -278,7 +346,7 @@ mod tests {
         for n in [0, 1, 3, 2_000] {
             let path = dir.path().join(format!("{n}.store"));
             let records = records(n);
-            let footer = write_store(&path, &records).unwrap();
+            let footer = write_store(&path, &records, &train_dictionary(&records)).unwrap();
             let store = open(&path, footer).unwrap();
             assert_eq!(store.len(), n);
             let dictionary = store.blobs.get(0).unwrap().len();
@@ -300,7 +368,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.store");
         let records = records(2_000);
-        write_store(&path, &records).unwrap();
+        write_store(&path, &records, &train_dictionary(&records)).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         // Record 1's frame follows the dictionary and record 0's frame: flip its last byte.
         let store = {
@@ -383,7 +451,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dict.store");
         let records = records(2_000);
-        let good = open(&path, write_store(&path, &records).unwrap()).unwrap();
+        let good = open(
+            &path,
+            write_store(&path, &records, &train_dictionary(&records)).unwrap(),
+        )
+        .unwrap();
         let mut blobs: Vec<Vec<u8>> = (0..=good.len())
             .map(|i| good.blobs.get(i).unwrap().to_vec())
             .collect();

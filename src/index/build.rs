@@ -16,7 +16,7 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
-use crate::format::store::write_store;
+use crate::format::store::{train_dictionary, write_store};
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
@@ -198,12 +198,28 @@ pub(crate) struct WrittenSegment {
     pub terms: usize,
 }
 
+/// What the segments of one build share, fixed by its first segment: the store's compression
+/// dictionary and the frequent words of the word pairs. Sharing them lets the build merge its
+/// segments by copying frames and concatenating pair postings (merge.rs).
+#[derive(Default)]
+pub(crate) struct BuildShared {
+    dictionary: Option<Vec<u8>>,
+    frequent: Option<FrequentWords>,
+}
+
+impl BuildShared {
+    fn frequent_words(&self) -> &[String] {
+        self.frequent.as_ref().map_or(&[], FrequentWords::words)
+    }
+}
+
 /// Writes the segment `name` holding `records` (in order) into `dir`.
 pub(crate) fn write_segment(
     dir: &Path,
     name: &str,
     records: &[SourcedRecord],
     analyzer: &TextAnalyzer,
+    shared: &mut BuildShared,
     progress: Option<&ProgressBar>,
 ) -> Result<WrittenSegment> {
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
@@ -215,7 +231,6 @@ pub(crate) fn write_segment(
     // parallel, in record order, so every term's postings ascend.
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
-    let mut frequent = FrequentWords::default();
     // (pair id, record) of every pair a record holds, as `pair << 32 | record`.
     let mut pair_records: Vec<u64> = Vec::new();
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
@@ -223,14 +238,18 @@ pub(crate) fn write_segment(
             .par_iter()
             .map(|r| RecordTokens::of(&r.record, analyzer))
             .collect();
-        // The segment's frequent words (pairs.rs), chosen from its first batch; none when the
+        // The build's frequent words (pairs.rs), chosen from its first batch; none when the
         // analyzer stems, as its tokens are not words then.
-        if b == 0 && !analyzer.stems() {
-            frequent = FrequentWords::choose(tokens.iter().map(RecordTokens::words));
-        }
+        let frequent = shared.frequent.get_or_insert_with(|| {
+            if analyzer.stems() {
+                FrequentWords::default()
+            } else {
+                FrequentWords::choose(tokens.iter().map(RecordTokens::words))
+            }
+        });
         let analyzed: Vec<RecordTerms> = tokens
             .par_iter()
-            .map(|tokens| analyze(tokens, &frequent))
+            .map(|tokens| analyze(tokens, frequent))
             .collect();
         drop(tokens);
         let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
@@ -326,39 +345,16 @@ pub(crate) fn write_segment(
     // Word pairs: the frequent words, each word's partners, then each pair's records.
     pair_records.par_sort_unstable();
     let runs: Vec<&[u64]> = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).collect();
-    let words = frequent.words().len();
-    let mut first_pairs = vec![0u32; words];
-    let mut partners: Vec<Vec<u16>> = vec![Vec::new(); words];
-    for (number, run) in runs.iter().enumerate().rev() {
+    let words = shared.frequent_words();
+    let mut partners: Vec<Vec<u16>> = vec![Vec::new(); words.len()];
+    for run in &runs {
         let id = (run[0] >> 32) as usize;
-        let (first, second) = (id / pairs::MAX_WORDS, id % pairs::MAX_WORDS);
-        first_pairs[first] = number as u32;
-        partners[first].push(second as u16);
-    }
-    // A word starting no pair starts where the next one does.
-    let mut next = runs.len() as u32;
-    for (first, starts) in first_pairs.iter_mut().enumerate().rev() {
-        if partners[first].is_empty() {
-            *starts = next;
-        }
-        next = *starts;
+        partners[id / pairs::MAX_WORDS].push((id % pairs::MAX_WORDS) as u16);
     }
     let mut writer = BlobWriter::create(path("pairs"), FileKind::Postings)?;
-    let mut bytes = Vec::new();
-    format_pairs::encode_header(
-        frequent.words(),
-        &first_pairs,
-        runs.len() as u32,
-        &mut bytes,
-    );
-    writer.push(&bytes)?;
-    for mut seconds in partners {
-        seconds.reverse();
-        bytes.clear();
-        format_pairs::encode_partners(&seconds, &mut bytes);
-        writer.push(&bytes)?;
-    }
+    format_pairs::write_head(&mut writer, words, &partners)?;
     let mut records_of_pair = Vec::new();
+    let mut bytes = Vec::new();
     for run in runs {
         records_of_pair.clear();
         records_of_pair.extend(run.iter().map(|&entry| entry as u32));
@@ -406,9 +402,12 @@ pub(crate) fn write_segment(
         .par_iter()
         .map(|r| codec::encode(&r.record, &r.locator))
         .collect();
+    let dictionary = shared
+        .dictionary
+        .get_or_insert_with(|| train_dictionary(&encoded));
     files.insert(
         "store".to_string(),
-        write_store(path("store"), &encoded)?.into(),
+        write_store(path("store"), &encoded, dictionary)?.into(),
     );
     drop(encoded);
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod build;
 pub mod check;
+pub(crate) mod merge;
 pub(crate) mod overlay;
 pub(crate) mod pairs;
 pub mod searcher;
@@ -47,10 +48,13 @@ pub struct BuildOptions {
     pub stem: bool,
     /// Draw a progress bar on stderr.
     pub progress: bool,
-    /// Records per segment (`--segment-records`); 0 means
-    /// [`DEFAULT_SEGMENT_RECORDS`](writer::DEFAULT_SEGMENT_RECORDS). A build holds one
-    /// segment's records and postings in memory at a time.
+    /// Records per segment (`--segment-records`), the segments kept as written; 0 means one
+    /// segment, written in spills of `spill_records` records merged at the end. A build holds
+    /// one segment's (or spill's) records and postings in memory at a time.
     pub segment_records: usize,
+    /// Records per spill when `segment_records` is 0; 0 means
+    /// [`DEFAULT_SPILL_RECORDS`](writer::DEFAULT_SPILL_RECORDS).
+    pub spill_records: usize,
 }
 
 /// A record `build --skip-invalid` left out, and why.
@@ -106,12 +110,13 @@ impl Index {
     /// generation, if any, stays readable until the new manifest replaces it; a build that
     /// fails removes what it wrote.
     pub fn build(dir: &Path, options: &BuildOptions) -> Result<BuildReport> {
-        let per_segment = match options.segment_records {
-            0 => writer::DEFAULT_SEGMENT_RECORDS,
-            n => n,
+        let (per_segment, merge) = match (options.segment_records, options.spill_records) {
+            (0, 0) => (writer::DEFAULT_SPILL_RECORDS, true),
+            (0, spill) => (spill, true),
+            (n, _) => (n, false),
         };
         let created = !dir.exists();
-        let built = Index::build_streaming(dir, options, per_segment);
+        let built = Index::build_streaming(dir, options, per_segment, merge);
         if built.is_err() && created {
             // Nothing of a failed build stays behind, not even the directory it made.
             let _ = std::fs::remove_dir_all(dir);
@@ -123,6 +128,7 @@ impl Index {
         dir: &Path,
         options: &BuildOptions,
         per_segment: usize,
+        merge: bool,
     ) -> Result<BuildReport> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let _lock = writer::WriterLock::acquire(dir)?;
@@ -134,7 +140,7 @@ impl Index {
             );
             bar
         });
-        let mut writer = writer::GenerationWriter::new(dir, options.stem, bar.as_ref())?;
+        let mut writer = writer::GenerationWriter::new(dir, options.stem, merge, bar.as_ref())?;
         // Every id seen, with its position in the build (segment-major), for duplicates.
         let mut ids: HashMap<Box<str>, u64> = HashMap::new();
         let mut pending: Vec<SourcedRecord> = Vec::new();

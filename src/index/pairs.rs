@@ -8,10 +8,11 @@
 //! pair of it are a superset to verify.
 //!
 //! Only pairs of *frequent* words are indexed: a rare word already narrows its phrase to a few
-//! records, and indexing every pair would double the postings. A segment's frequent words are
-//! chosen from a sample of its records and stored with it (`format/pairs.rs`), so a search
-//! knows which pairs the segment indexes: a pair of two stored words that is not stored occurs
-//! in no record. Built with stemming, index tokens are stems, not words, and a segment stores
+//! records, and indexing every pair would double the postings. A build chooses its frequent
+//! words from its first batch of records (every spill of the build shares them, so spills merge
+//! by concatenating pair postings) and each segment stores them (`format/pairs.rs`), so a
+//! search knows which pairs the segment indexes: a pair of two stored words that is not stored
+//! occurs in no record. Built with stemming, index tokens are stems, not words, and a segment stores
 //! no frequent words and no pairs.
 
 use std::collections::HashMap;

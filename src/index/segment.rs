@@ -62,6 +62,11 @@ impl Store {
     pub fn file(&self) -> &IndexFile {
         self.records.file()
     }
+
+    /// The compressed records.
+    pub(crate) fn frames(&self) -> &StoreFile {
+        &self.records
+    }
 }
 
 /// A whole segment.
@@ -255,14 +260,21 @@ impl Segment {
     pub fn facet(&self, key: &[u8]) -> Result<RoaringBitmap> {
         match self.facets.get(key)? {
             None => Ok(RoaringBitmap::new()),
-            Some(n) => {
-                let file = self.facet_postings.file();
-                let bitmap = decode_bitmap(self.facet_postings.get(n as usize)?)
-                    .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
-                self.check_records(&bitmap, file)?;
-                Ok(bitmap)
-            }
+            Some(n) => self.facet_records(n),
         }
+    }
+
+    /// The records of facet number `n` (its value in the facet dictionary), checked.
+    pub fn facet_records(&self, n: u64) -> Result<RoaringBitmap> {
+        let file = self.facet_postings.file();
+        let blob = usize::try_from(n).map_or_else(
+            |_| Err(file.corrupt(format!("facet bitmap {n} does not exist"))),
+            |n| self.facet_postings.get(n),
+        )?;
+        let bitmap = decode_bitmap(blob)
+            .map_err(|problem| file.corrupt(format!("facet bitmap {n}: {problem}")))?;
+        self.check_records(&bitmap, file)?;
+        Ok(bitmap)
     }
 
     /// Fails unless every record number of `bitmap` (read from `file`) is one of this segment's.

@@ -17,8 +17,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::footer::FORMAT_VERSION;
 use crate::format::log::{create_log, LogAppender};
+use crate::format::manifest::SegmentEntry;
 use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
-use crate::index::build::write_segment;
+use crate::index::build::{write_segment, BuildShared};
+use crate::index::merge::merge_segments;
+use crate::index::segment::{Segment, Store};
 use crate::index::Index;
 use crate::record::{Feedback, Outcome, Record, SourcedRecord};
 use crate::search::request::SearchRequest;
@@ -318,14 +321,15 @@ fn compact_locked(dir: &Path) -> Result<CompactReport> {
     })
 }
 
-/// Records per segment when the caller names no number. Building a segment holds its records,
-/// their terms and its postings in memory, so this bounds a build's memory whatever the
-/// corpus size: a larger corpus gets more segments, which searches visit in parallel.
-pub const DEFAULT_SEGMENT_RECORDS: usize = 200_000;
+/// Records per spill when the caller names no segment size. Building a segment holds its
+/// records, their terms and its postings in memory, so this bounds a build's memory whatever
+/// the corpus size: a larger corpus is written as more spills, merged into one segment at the
+/// end (merge.rs), which streams.
+pub const DEFAULT_SPILL_RECORDS: usize = 200_000;
 
-/// Writes a new generation holding `records` (segments of [`DEFAULT_SEGMENT_RECORDS`], an
-/// empty log), makes it current and deletes the files of older generations. The caller holds
-/// the writer lock.
+/// Writes a new generation holding `records` (one segment, written in spills of
+/// [`DEFAULT_SPILL_RECORDS`] merged at the end; an empty log), makes it current and deletes the
+/// files of older generations. The caller holds the writer lock.
 ///
 /// Until the manifest is swapped nothing a reader uses changes: when writing fails (a full disk,
 /// a failed fsync), the new generation's files are removed and the previous generation is
@@ -336,8 +340,8 @@ pub(crate) fn write_generation(
     stem: bool,
     progress: Option<&ProgressBar>,
 ) -> Result<(Manifest, usize)> {
-    let mut writer = GenerationWriter::new(dir, stem, progress)?;
-    for chunk in records.chunks(DEFAULT_SEGMENT_RECORDS) {
+    let mut writer = GenerationWriter::new(dir, stem, true, progress)?;
+    for chunk in records.chunks(DEFAULT_SPILL_RECORDS) {
         writer.push_segment(chunk)?;
     }
     writer.commit()
@@ -351,21 +355,32 @@ pub(crate) struct GenerationWriter<'p> {
     generation: u64,
     stem: bool,
     analyzer: TextAnalyzer,
-    segments: Vec<crate::format::manifest::SegmentEntry>,
+    shared: BuildShared,
+    /// Whether `commit` merges the segments into one.
+    merge: bool,
+    segments: Vec<SegmentEntry>,
     terms: usize,
     progress: Option<&'p ProgressBar>,
     committed: bool,
 }
 
 impl<'p> GenerationWriter<'p> {
-    /// Starts the generation after the newest one `dir` holds.
-    pub fn new(dir: &Path, stem: bool, progress: Option<&'p ProgressBar>) -> Result<Self> {
+    /// Starts the generation after the newest one `dir` holds. With `merge`, the segments
+    /// pushed are spills that `commit` merges into one segment.
+    pub fn new(
+        dir: &Path,
+        stem: bool,
+        merge: bool,
+        progress: Option<&'p ProgressBar>,
+    ) -> Result<Self> {
         let previous = Manifest::load(dir).ok();
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
             generation: next_generation(dir, previous.as_ref())?,
             stem,
             analyzer: TextAnalyzer::new(stem),
+            shared: BuildShared::default(),
+            merge,
             segments: Vec::new(),
             terms: 0,
             progress,
@@ -373,12 +388,42 @@ impl<'p> GenerationWriter<'p> {
         })
     }
 
+    fn next_name(&self) -> String {
+        format!("g{:06}-s{:04}", self.generation, self.segments.len())
+    }
+
     /// Writes `records` as the generation's next segment.
     pub fn push_segment(&mut self, records: &[SourcedRecord]) -> Result<()> {
-        let name = format!("g{:06}-s{:04}", self.generation, self.segments.len());
-        let written = write_segment(&self.dir, &name, records, &self.analyzer, self.progress)?;
+        let name = self.next_name();
+        let written = write_segment(
+            &self.dir,
+            &name,
+            records,
+            &self.analyzer,
+            &mut self.shared,
+            self.progress,
+        )?;
         self.terms += written.terms;
         self.segments.push(written.entry);
+        Ok(())
+    }
+
+    /// Replaces the segments written so far by one holding their records (merge.rs), and
+    /// deletes their files.
+    fn merge_segments(&mut self) -> Result<()> {
+        let inputs = self
+            .segments
+            .iter()
+            .map(|entry| Segment::open(&self.dir, entry, Store::open(&self.dir, entry)?))
+            .collect::<Result<Vec<_>>>()?;
+        let merged = merge_segments(&self.dir, &self.next_name(), &inputs)?;
+        drop(inputs);
+        for entry in std::mem::replace(&mut self.segments, vec![merged.entry]) {
+            for suffix in entry.files.keys() {
+                let _ = std::fs::remove_file(Manifest::file_path(&self.dir, &entry.name, suffix));
+            }
+        }
+        self.terms = merged.terms;
         Ok(())
     }
 
@@ -396,6 +441,9 @@ impl<'p> GenerationWriter<'p> {
     pub fn commit(mut self) -> Result<(Manifest, usize)> {
         if self.segments.is_empty() {
             self.push_segment(&[])?;
+        }
+        if self.merge && self.segments.len() > 1 {
+            self.merge_segments()?;
         }
         let generation = self.generation;
         let manifest = Manifest {

@@ -1,0 +1,340 @@
+//! Merging the segments of one build into one segment.
+//!
+//! A build holds one segment's postings in memory at a time, so a large corpus is written as
+//! several segments (spills); merging them afterwards leaves one segment, so that opening the
+//! index and searching it cost the same whatever the number of spills. The merged segment holds
+//! the records of the inputs one after another: input `s`'s record `d` becomes record
+//! `base[s] + d`, `base[s]` being the number of records of the inputs before it.
+//!
+//! Every file is merged in a stream, holding one term (or facet, or word's pairs) at a time, a
+//! batch of them being encoded in parallel:
+//!
+//! - terms: the union of the term dictionaries; a term's postings are those of each input,
+//!   renumbered, encoded again;
+//! - facets, ids, entities: the union of the dictionaries (record sets renumbered, ids and
+//!   locators renumbered, entity counts summed);
+//! - word pairs: the inputs share their frequent words (`BuildShared`), so a pair's records are
+//!   the inputs' records of that pair, renumbered; inputs whose words differ get no pairs in
+//!   the merged segment (pairs only speed phrases up);
+//! - the store: frames copied when the inputs share the first one's compression dictionary
+//!   (which one build's segments do), otherwise decompressed and compressed again;
+//! - columns: row by row.
+//!
+//! Every byte read from an input is checked as a search would check it (CRCs, bounds).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::format::blobs::BlobWriter;
+use crate::format::dictionary::{for_each_union, Dictionary, DictionaryWriter};
+use crate::format::footer::FileKind;
+use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
+use crate::format::pairs as format_pairs;
+use crate::format::postings::{merge_terms, MergePart, TermPostings};
+use crate::format::store::merge_stores;
+use crate::index::build::WrittenSegment;
+use crate::index::segment::Segment;
+use crate::schema::GROUP_COUNT;
+
+/// Terms (or words of pairs) encoded in parallel between two writes.
+const BATCH: usize = 4096;
+
+/// Writes the segment `name` into `dir`, holding the records of `inputs` in order.
+pub(crate) fn merge_segments(dir: &Path, name: &str, inputs: &[Segment]) -> Result<WrittenSegment> {
+    let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
+    let mut bases = Vec::with_capacity(inputs.len());
+    let mut records = 0u32;
+    for segment in inputs {
+        bases.push(records);
+        records += segment.len();
+    }
+    let merger = Merger { inputs, bases };
+    let mut files = BTreeMap::new();
+    let mut add = |suffix: &str, entry: FileEntry| files.insert(suffix.to_string(), entry);
+
+    let (terms_post, terms_fst, terms) = merger.terms(&path("terms.post"), &path("terms.fst"))?;
+    add("terms.post", terms_post);
+    add("terms.fst", terms_fst);
+    let (facets_post, facets_fst) = merger.facets(&path("facets.post"), &path("facets.fst"))?;
+    add("facets.post", facets_post);
+    add("facets.fst", facets_fst);
+    add("pairs", merger.pairs(&path("pairs"))?);
+    add("ids.fst", merger.ids(&path("ids.fst"))?);
+    add("entities.fst", merger.entities(&path("entities.fst"))?);
+    let stores: Vec<_> = inputs.iter().map(|s| s.store.frames()).collect();
+    add("store", merge_stores(path("store"), &stores)?.into());
+    add("columns", merger.columns(&path("columns"))?);
+
+    let mut group_length_sums = [0u64; GROUP_COUNT];
+    for segment in inputs {
+        for (sum, add) in group_length_sums.iter_mut().zip(segment.group_length_sums) {
+            *sum += add;
+        }
+    }
+    Ok(WrittenSegment {
+        entry: SegmentEntry {
+            name: name.to_string(),
+            records: u64::from(records),
+            files,
+            group_length_sums: Some(group_length_sums),
+        },
+        terms,
+    })
+}
+
+struct Merger<'a> {
+    inputs: &'a [Segment],
+    /// Per input, the number of its first record in the merged segment.
+    bases: Vec<u32>,
+}
+
+/// A key and the inputs holding it, as (input, value there).
+type Entries = (Vec<u8>, Vec<(usize, u64)>);
+
+impl Merger<'_> {
+    /// Walks the union of one dictionary per input, calling `flush` with batches of keys.
+    fn union(
+        &self,
+        dictionary: impl Fn(&Segment) -> &Dictionary,
+        mut flush: impl FnMut(&[Entries]) -> Result<()>,
+    ) -> Result<()> {
+        let dictionaries: Vec<&Dictionary> = self.inputs.iter().map(dictionary).collect();
+        let mut batch: Vec<Entries> = Vec::with_capacity(BATCH);
+        for_each_union(&dictionaries, |key, entries| {
+            batch.push((key.to_vec(), entries.to_vec()));
+            if batch.len() == BATCH {
+                flush(&batch)?;
+                batch.clear();
+                self.release_pages();
+            }
+            Ok(())
+        })?;
+        flush(&batch)?;
+        self.release_pages();
+        Ok(())
+    }
+
+    /// Unmaps the pages of the inputs read so far, so that a pass over them does not hold
+    /// them all in resident memory.
+    fn release_pages(&self) {
+        for segment in self.inputs {
+            for file in segment.files() {
+                file.release_pages();
+            }
+        }
+    }
+
+    /// The term dictionary and postings; returns their footers and the number of terms.
+    fn terms(&self, post: &Path, fst: &Path) -> Result<(FileEntry, FileEntry, usize)> {
+        let mut blobs = BlobWriter::create(post, FileKind::Postings)?;
+        let mut keys = DictionaryWriter::new(fst);
+        let mut terms = 0u64;
+        self.union(
+            |s| &s.terms,
+            |batch| {
+                let encoded = batch
+                    .par_iter()
+                    .map(|(_, entries)| self.term_postings(entries))
+                    .collect::<Result<Vec<_>>>()?;
+                for ((key, _), blob) in batch.iter().zip(encoded) {
+                    blobs.push(&blob)?;
+                    keys.insert(key, terms)?;
+                    terms += 1;
+                }
+                Ok(())
+            },
+        )?;
+        Ok((
+            blobs.finish()?.into(),
+            keys.finish()?.into(),
+            terms as usize,
+        ))
+    }
+
+    /// One term's postings blob: its postings in every input holding it, renumbered.
+    fn term_postings(&self, entries: &[(usize, u64)]) -> Result<Vec<u8>> {
+        let parts = entries
+            .iter()
+            .map(|&(s, number)| {
+                let segment = &self.inputs[s];
+                let file = segment.postings.file();
+                let blob = usize::try_from(number).map_or_else(
+                    |_| Err(file.corrupt(format!("term postings {number} do not exist"))),
+                    |n| segment.postings.get(n),
+                )?;
+                Ok(MergePart {
+                    postings: TermPostings::parse(blob, file)?,
+                    file,
+                    records: segment.len(),
+                    base: self.bases[s],
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut blob = Vec::new();
+        merge_terms(&parts, &mut blob)?;
+        Ok(blob)
+    }
+
+    /// The facet dictionary and record sets.
+    fn facets(&self, post: &Path, fst: &Path) -> Result<(FileEntry, FileEntry)> {
+        let mut blobs = BlobWriter::create(post, FileKind::Postings)?;
+        let mut keys = DictionaryWriter::new(fst);
+        let mut facets = 0u64;
+        let mut bytes = Vec::new();
+        self.union(
+            |s| &s.facets,
+            |batch| {
+                for (key, entries) in batch {
+                    let mut merged = RoaringBitmap::new();
+                    for &(s, number) in entries {
+                        let base = self.bases[s];
+                        for doc in self.inputs[s].facet_records(number)? {
+                            merged.push(base + doc);
+                        }
+                    }
+                    bytes.clear();
+                    merged
+                        .serialize_into(&mut bytes)
+                        .expect("writing to a Vec cannot fail");
+                    blobs.push(&bytes)?;
+                    keys.insert(key, facets)?;
+                    facets += 1;
+                }
+                Ok(())
+            },
+        )?;
+        Ok((blobs.finish()?.into(), keys.finish()?.into()))
+    }
+
+    /// Ids and locators → record number; the first input naming a key keeps it.
+    fn ids(&self, fst: &Path) -> Result<FileEntry> {
+        let mut keys = DictionaryWriter::new(fst);
+        self.union(
+            |s| &s.ids,
+            |batch| {
+                for (key, entries) in batch {
+                    let (s, doc) = entries[0];
+                    let segment = &self.inputs[s];
+                    if doc >= u64::from(segment.len()) {
+                        return Err(segment.ids.file().corrupt(format!(
+                            "an id names record {doc}, the segment holds {}",
+                            segment.len()
+                        )));
+                    }
+                    keys.insert(key, u64::from(self.bases[s]) + doc)?;
+                }
+                Ok(())
+            },
+        )?;
+        Ok(keys.finish()?.into())
+    }
+
+    /// Entity name → the number of records naming it, summed.
+    fn entities(&self, fst: &Path) -> Result<FileEntry> {
+        let mut keys = DictionaryWriter::new(fst);
+        self.union(
+            |s| &s.entities,
+            |batch| {
+                for (key, entries) in batch {
+                    keys.insert(key, entries.iter().map(|&(_, count)| count).sum())?;
+                }
+                Ok(())
+            },
+        )?;
+        Ok(keys.finish()?.into())
+    }
+
+    /// The word pairs: each word's partners (the union of the inputs'), then each pair's
+    /// records, renumbered.
+    fn pairs(&self, path: &Path) -> Result<FileEntry> {
+        let headers = self
+            .inputs
+            .iter()
+            .map(Segment::pair_header)
+            .collect::<Result<Vec<_>>>()?;
+        let mut writer = BlobWriter::create(path, FileKind::Postings)?;
+        let words: &[String] = match headers.split_first() {
+            Some((first, rest)) if rest.iter().all(|h| h.words == first.words) => &first.words,
+            _ => &[],
+        };
+        // Per word, per input: the number of its first pair there and its partners.
+        let partners_in = |word: usize| -> Result<Vec<(u32, Vec<u16>)>> {
+            self.inputs
+                .iter()
+                .zip(&headers)
+                .map(|(segment, header)| {
+                    let blob = segment.pairs.get(header.partners_blob(word))?;
+                    header.partners(word, blob, segment.pairs.file())
+                })
+                .collect()
+        };
+        let mut partners: Vec<Vec<u16>> = Vec::with_capacity(words.len());
+        for word in 0..words.len() {
+            let mut union: Vec<u16> = partners_in(word)?
+                .into_iter()
+                .flat_map(|(_, seconds)| seconds)
+                .collect();
+            union.sort_unstable();
+            union.dedup();
+            partners.push(union);
+        }
+        format_pairs::write_head(&mut writer, words, &partners)?;
+        let word_numbers: Vec<usize> = (0..words.len()).collect();
+        for chunk in word_numbers.chunks(BATCH / 64) {
+            let blobs = chunk
+                .par_iter()
+                .map(|&word| self.pair_records(&partners[word], partners_in(word)?))
+                .collect::<Result<Vec<_>>>()?;
+            for blob in blobs.iter().flatten() {
+                writer.push(blob)?;
+            }
+            self.release_pages();
+        }
+        Ok(writer.finish()?.into())
+    }
+
+    /// The records blobs of the pairs a word starts with each of `seconds`, given the number
+    /// of its first pair and its partners in each input.
+    fn pair_records(&self, seconds: &[u16], inputs: Vec<(u32, Vec<u16>)>) -> Result<Vec<Vec<u8>>> {
+        let mut next = vec![0usize; inputs.len()];
+        let mut records: Vec<u32> = Vec::new();
+        let mut blobs = Vec::with_capacity(seconds.len());
+        for &second in seconds {
+            records.clear();
+            for (s, (first_pair, theirs)) in inputs.iter().enumerate() {
+                if theirs.get(next[s]) != Some(&second) {
+                    continue;
+                }
+                let (segment, base) = (&self.inputs[s], self.bases[s]);
+                let header = segment.pair_header()?;
+                let blob = segment
+                    .pairs
+                    .get(header.records_blob(first_pair + next[s] as u32))?;
+                format_pairs::for_each_record(blob, segment.len(), segment.pairs.file(), |r| {
+                    records.push(base + r)
+                })?;
+                next[s] += 1;
+            }
+            let mut blob = Vec::new();
+            format_pairs::encode_records(&records, &mut blob);
+            blobs.push(blob);
+        }
+        Ok(blobs)
+    }
+
+    /// The columns, row by row.
+    fn columns(&self, path: &Path) -> Result<FileEntry> {
+        let mut columns = crate::format::columns::ColumnsWriter::new(path);
+        for segment in self.inputs {
+            for doc in 0..segment.len() {
+                columns.push(&segment.columns.row(doc)?);
+            }
+            segment.columns.file().release_pages();
+        }
+        Ok(columns.finish()?.into())
+    }
+}
