@@ -47,7 +47,7 @@ pub type Posting = (u32, u8, u32);
 /// records ascending, at most one entry per record and group, tf ≥ 1.
 pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
     // Per record: its group mask and tfs in group order.
-    let mut docs = RoaringBitmap::new();
+    let mut docs: Vec<u32> = Vec::new();
     let mut masks: Vec<u16> = Vec::new();
     let mut tfs: Vec<u32> = Vec::new();
     let mut at = 0;
@@ -66,8 +66,8 @@ pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
                 tfs.push(tf - 1);
             }
         }
-        let pushed = docs.push(doc);
-        debug_assert!(pushed, "records ascend");
+        debug_assert!(docs.last().is_none_or(|&last| last < doc), "records ascend");
+        docs.push(doc);
         masks.push(mask);
         at = end;
     }
@@ -80,7 +80,7 @@ pub fn encode_term(postings: &[Posting], out: &mut Vec<u8>) {
 /// (`base`): their records renumbered, one after another. Bases must leave the parts' records
 /// ascending.
 pub fn merge_terms(parts: &[MergePart<'_>], out: &mut Vec<u8>) -> Result<()> {
-    let mut docs = RoaringBitmap::new();
+    let mut docs: Vec<u32> = Vec::new();
     let mut masks: Vec<u16> = Vec::new();
     let mut tfs: Vec<u32> = Vec::new();
     for part in parts {
@@ -89,9 +89,11 @@ pub fn merge_terms(parts: &[MergePart<'_>], out: &mut Vec<u8>) -> Result<()> {
         let mut descending = None;
         part.postings
             .for_each(part.records, part.file, |doc, code| {
-                if !docs.push(part.base + doc) {
-                    descending.get_or_insert(part.base + doc);
+                let doc = part.base + doc;
+                if docs.last().is_some_and(|&last| last >= doc) {
+                    descending.get_or_insert(doc);
                 }
+                docs.push(doc);
                 masks.push(palette[code]);
             })?;
         if let Some(doc) = descending {
@@ -119,13 +121,12 @@ pub struct MergePart<'a> {
     pub base: u32,
 }
 
-/// Appends a blob: the record set, each record's group mask (ascending records), and the tfs
+/// Appends a blob: the record set (`docs`, ascending), each record's group mask, and the tfs
 /// (tf − 1 per record, per group of its mask ascending).
-fn encode_parts(docs: &RoaringBitmap, masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
+fn encode_parts(docs: &[u32], masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
     let len_at = out.len();
     out.extend_from_slice(&[0; 4]);
-    docs.serialize_into(&mut *out)
-        .expect("writing to a Vec cannot fail");
+    serialize_docs(docs, out);
     let len = (out.len() - len_at - 4) as u32;
     out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
 
@@ -158,6 +159,48 @@ fn encode_parts(docs: &RoaringBitmap, masks: &[u16], tfs: &[u32], out: &mut Vec<
         out.push(width as u8);
         pack(block.iter().copied(), width, out);
     }
+}
+
+/// Appends `docs` (ascending, distinct) in roaring's portable serialization without run
+/// containers — what `RoaringBitmap::serialize_into` writes for them, written straight from
+/// the sorted numbers: the cookie and container count, per container its key and cardinality
+/// − 1, per container the offset of its data, then each container's data (up to
+/// [`ARRAY_LIMIT`] values as `u16` LE, else a bitmap of 1024 `u64` LE words).
+fn serialize_docs(docs: &[u32], out: &mut Vec<u8>) {
+    let containers: Vec<&[u32]> = docs.chunk_by(|a, b| a >> 16 == b >> 16).collect();
+    let start = out.len();
+    out.extend_from_slice(&NO_RUN_COOKIE.to_le_bytes());
+    out.extend_from_slice(&(containers.len() as u32).to_le_bytes());
+    for values in &containers {
+        out.extend_from_slice(&((values[0] >> 16) as u16).to_le_bytes());
+        out.extend_from_slice(&((values.len() - 1) as u16).to_le_bytes());
+    }
+    let mut offset = 8 + 8 * containers.len();
+    for values in &containers {
+        out.extend_from_slice(&(offset as u32).to_le_bytes());
+        offset += if values.len() <= ARRAY_LIMIT {
+            2 * values.len()
+        } else {
+            BITMAP_BYTES
+        };
+    }
+    for values in &containers {
+        if values.len() <= ARRAY_LIMIT {
+            for &doc in *values {
+                out.extend_from_slice(&(doc as u16).to_le_bytes());
+            }
+        } else {
+            let mut words = [0u64; BITMAP_BYTES / 8];
+            for &doc in *values {
+                let low = (doc & 0xFFFF) as usize;
+                words[low / 64] |= 1 << (low % 64);
+            }
+            for word in words {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+    debug_assert_eq!(out.len() - start, offset);
 }
 
 /// A parsed postings blob: where its parts are, every length checked against the blob.
@@ -718,6 +761,28 @@ mod tests {
     }
 
     proptest! {
+        /// The record set is written as roaring writes it: dense containers (bitmaps) and
+        /// sparse ones (arrays) alike.
+        #[test]
+        fn record_sets_serialize_as_roaring_does(
+            sparse in prop::collection::btree_set(0u32..1 << 20, 0..300),
+            dense_from in 0u32..4,
+            dense_len in 4090u32..4200,
+        ) {
+            let mut docs: Vec<u32> = sparse.into_iter().collect();
+            docs.extend((0..dense_len).map(|i| (dense_from << 20) + (5 << 16) + 3 * i));
+            docs.sort_unstable();
+            docs.dedup();
+            let mut ours = Vec::new();
+            serialize_docs(&docs, &mut ours);
+            let mut theirs = Vec::new();
+            RoaringBitmap::from_sorted_iter(docs.iter().copied())
+                .unwrap()
+                .serialize_into(&mut theirs)
+                .unwrap();
+            prop_assert_eq!(ours, theirs);
+        }
+
         #[test]
         fn every_record_group_and_frequency_reads_back(model in model_strategy()) {
             with_file(|file| {

@@ -3,8 +3,7 @@
 //! Stop words are removed from `english` query tokens (SPEC 2, step 4) and flagged, never
 //! removed, in index tokens ([`IndexToken::stop`](super::IndexToken::stop)).
 
-/// The stop words of SPEC 2.2, sorted by byte order so that [`is_stop_word`] can binary-search
-/// them. All of them are lowercase ASCII.
+/// The stop words of SPEC 2.2, sorted by byte order. All of them are lowercase ASCII.
 pub const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "d", "did",
     "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it",
@@ -17,6 +16,39 @@ pub const STOP_WORDS: &[&str] = &[
 /// The length in bytes of the longest stop word; longer tokens are rejected without a search.
 const LONGEST_STOP_WORD_BYTES: usize = 5;
 
+/// A word of at most [`LONGEST_STOP_WORD_BYTES`] bytes as one integer: its length in the top
+/// byte, its bytes below. Distinct words get distinct keys, so membership is a search among
+/// integers rather than strings (every index token is checked).
+const fn key(word: &[u8]) -> u64 {
+    let mut key = (word.len() as u64) << 56;
+    let mut i = 0;
+    while i < word.len() {
+        key |= (word[i] as u64) << (8 * i);
+        i += 1;
+    }
+    key
+}
+
+/// The keys of [`STOP_WORDS`], ascending.
+static STOP_KEYS: [u64; STOP_WORDS.len()] = {
+    let mut keys = [0u64; STOP_WORDS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        assert!(STOP_WORDS[i].len() <= LONGEST_STOP_WORD_BYTES);
+        keys[i] = key(STOP_WORDS[i].as_bytes());
+        // Insertion sort: the table is small and sorted once, at compile time.
+        let mut j = i;
+        while j > 0 && keys[j - 1] > keys[j] {
+            let swap = keys[j - 1];
+            keys[j - 1] = keys[j];
+            keys[j] = swap;
+            j -= 1;
+        }
+        i += 1;
+    }
+    keys
+};
+
 /// Returns true when `token` is one of the stop words of SPEC 2.2.
 ///
 /// The comparison is exact: tokens are expected to be lowercased already (as every token of
@@ -28,7 +60,8 @@ const LONGEST_STOP_WORD_BYTES: usize = 5;
 /// assert!(!is_stop_word("rust"));
 /// ```
 pub fn is_stop_word(token: &str) -> bool {
-    token.len() <= LONGEST_STOP_WORD_BYTES && STOP_WORDS.binary_search(&token).is_ok()
+    token.len() <= LONGEST_STOP_WORD_BYTES
+        && STOP_KEYS.binary_search(&key(token.as_bytes())).is_ok()
 }
 
 #[cfg(test)]
@@ -91,9 +124,20 @@ mod tests {
             // Close non-ASCII look-alikes.
             ("thé", false),
             ("\u{0430}", false), // Cyrillic a
+            // Keys hold the length: a NUL byte is not nothing.
+            ("a\u{0}", false),
+            ("\u{0}a", false),
+            ("\u{0}\u{0}the", false),
         ];
         for &(token, expected) in cases {
             assert_eq!(is_stop_word(token), expected, "is_stop_word({token:?})");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn is_stop_word_is_membership_in_the_list(token in "[a-z\u{0}é]{0,6}") {
+            proptest::prop_assert_eq!(is_stop_word(&token), STOP_WORDS.contains(&token.as_str()));
         }
     }
 }
