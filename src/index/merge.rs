@@ -28,7 +28,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::blobs::BlobWriter;
 use crate::format::dictionary::{for_each_union, Dictionary, DictionaryWriter};
 use crate::format::footer::FileKind;
@@ -37,25 +37,51 @@ use crate::format::pairs as format_pairs;
 use crate::format::postings::{merge_terms, MergePart, TermPostings};
 use crate::format::store::merge_stores;
 use crate::index::build::WrittenSegment;
-use crate::index::segment::Segment;
+use crate::index::segment::{Segment, Store};
 use crate::schema::GROUP_COUNT;
 
 /// Terms (or words of pairs) encoded in parallel between two writes.
 const BATCH: usize = 4096;
 
-/// Writes the segment `name` into `dir`, holding the records of `inputs` in order.
-pub(crate) fn merge_segments(dir: &Path, name: &str, inputs: &[Segment]) -> Result<WrittenSegment> {
+/// Writes the segment `name` into `dir`, holding the records of the segments `inputs` in
+/// order, then deletes the inputs' files. The disk holds both meanwhile.
+pub(crate) fn merge_segments(
+    dir: &Path,
+    name: &str,
+    inputs: &[SegmentEntry],
+) -> Result<WrittenSegment> {
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
     let mut bases = Vec::with_capacity(inputs.len());
     let mut records = 0u32;
-    for segment in inputs {
+    let mut group_length_sums = [0u64; GROUP_COUNT];
+    for entry in inputs {
         bases.push(records);
-        records += segment.len();
+        records = u32::try_from(u64::from(records) + entry.records)
+            .ok()
+            .filter(|&r| r < u32::MAX)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    path("store"),
+                    "a merged segment would hold more than 2^32 - 1 records",
+                )
+            })?;
+        for (sum, add) in group_length_sums
+            .iter_mut()
+            .zip(entry.group_length_sums.unwrap_or_default())
+        {
+            *sum += add;
+        }
     }
-    let merger = Merger { inputs, bases };
+    let segments = inputs
+        .iter()
+        .map(|entry| Segment::open(dir, entry, Store::open(dir, entry)?))
+        .collect::<Result<Vec<_>>>()?;
+    let merger = Merger {
+        inputs: &segments,
+        bases: &bases,
+    };
     let mut files = BTreeMap::new();
     let mut add = |suffix: &str, entry: FileEntry| files.insert(suffix.to_string(), entry);
-
     let (terms_post, terms_fst, terms) = merger.terms(&path("terms.post"), &path("terms.fst"))?;
     add("terms.post", terms_post);
     add("terms.fst", terms_fst);
@@ -65,14 +91,13 @@ pub(crate) fn merge_segments(dir: &Path, name: &str, inputs: &[Segment]) -> Resu
     add("pairs", merger.pairs(&path("pairs"))?);
     add("ids.fst", merger.ids(&path("ids.fst"))?);
     add("entities.fst", merger.entities(&path("entities.fst"))?);
-    let stores: Vec<_> = inputs.iter().map(|s| s.store.frames()).collect();
+    let stores: Vec<_> = segments.iter().map(|s| s.store.frames()).collect();
     add("store", merge_stores(path("store"), &stores)?.into());
     add("columns", merger.columns(&path("columns"))?);
-
-    let mut group_length_sums = [0u64; GROUP_COUNT];
-    for segment in inputs {
-        for (sum, add) in group_length_sums.iter_mut().zip(segment.group_length_sums) {
-            *sum += add;
+    drop(segments);
+    for entry in inputs {
+        for suffix in entry.files.keys() {
+            let _ = std::fs::remove_file(Manifest::file_path(dir, &entry.name, suffix));
         }
     }
     Ok(WrittenSegment {
@@ -89,7 +114,7 @@ pub(crate) fn merge_segments(dir: &Path, name: &str, inputs: &[Segment]) -> Resu
 struct Merger<'a> {
     inputs: &'a [Segment],
     /// Per input, the number of its first record in the merged segment.
-    bases: Vec<u32>,
+    bases: &'a [u32],
 }
 
 /// A key and the inputs holding it, as (input, value there).

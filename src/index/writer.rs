@@ -21,7 +21,6 @@ use crate::format::manifest::SegmentEntry;
 use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
 use crate::index::build::{write_segment, BuildShared};
 use crate::index::merge::merge_segments;
-use crate::index::segment::{Segment, Store};
 use crate::index::Index;
 use crate::record::{Feedback, Outcome, Record, SourcedRecord};
 use crate::search::request::SearchRequest;
@@ -408,21 +407,11 @@ impl<'p> GenerationWriter<'p> {
         Ok(())
     }
 
-    /// Replaces the segments written so far by one holding their records (merge.rs), and
-    /// deletes their files.
+    /// Replaces the segments written so far by one holding their records (merge.rs, which
+    /// deletes their files).
     fn merge_segments(&mut self) -> Result<()> {
-        let inputs = self
-            .segments
-            .iter()
-            .map(|entry| Segment::open(&self.dir, entry, Store::open(&self.dir, entry)?))
-            .collect::<Result<Vec<_>>>()?;
-        let merged = merge_segments(&self.dir, &self.next_name(), &inputs)?;
-        drop(inputs);
-        for entry in std::mem::replace(&mut self.segments, vec![merged.entry]) {
-            for suffix in entry.files.keys() {
-                let _ = std::fs::remove_file(Manifest::file_path(&self.dir, &entry.name, suffix));
-            }
-        }
+        let merged = merge_segments(&self.dir, &self.next_name(), &self.segments)?;
+        self.segments = vec![merged.entry];
         self.terms = merged.terms;
         Ok(())
     }
