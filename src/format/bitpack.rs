@@ -1,5 +1,8 @@
 //! Fixed-width bit packing, least significant bit first: value `i` of width `w` occupies bits
 //! `i·w … i·w + w − 1` of the byte string, bit `b` being bit `b mod 8` of byte `b ÷ 8`.
+//!
+//! [`BitWriter`] and [`bits_at`] do the same for fields of mixed widths up to 64 bits, each
+//! written after the previous one.
 
 /// The fewest bits that hold `max` (0 for 0).
 pub fn width_of(max: u32) -> u32 {
@@ -76,6 +79,89 @@ impl<'a> Packed<'a> {
     }
 }
 
+/// Appends fields of up to 64 bits each, least significant bit first, each right after the
+/// previous one (so a field may straddle bytes).
+#[derive(Debug, Default)]
+pub struct BitWriter {
+    bytes: Vec<u8>,
+    buffer: u128,
+    filled: u32,
+}
+
+impl BitWriter {
+    /// An empty writer.
+    pub fn new() -> BitWriter {
+        BitWriter::default()
+    }
+
+    /// Appends `value`, which must be below `2^width`, as `width` bits (at most 64).
+    pub fn push(&mut self, value: u64, width: u32) {
+        debug_assert!(width <= 64);
+        debug_assert!(
+            width == 64 || value >> width == 0,
+            "{value} needs more than {width} bits"
+        );
+        if width == 0 {
+            return;
+        }
+        // Fewer than 8 bits wait in the buffer, so 64 more fit.
+        self.buffer |= u128::from(value) << self.filled;
+        self.filled += width;
+        while self.filled >= 8 {
+            self.bytes.push(self.buffer as u8);
+            self.buffer >>= 8;
+            self.filled -= 8;
+        }
+    }
+
+    /// Bits written so far.
+    pub fn bits(&self) -> u64 {
+        self.bytes.len() as u64 * 8 + u64::from(self.filled)
+    }
+
+    /// The bytes, the last one padded with zero bits.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.filled > 0 {
+            self.bytes.push(self.buffer as u8);
+        }
+        self.bytes
+    }
+}
+
+/// The field of `width` bits (at most 64) at bit `bit` of `bytes`, as [`BitWriter`] wrote it.
+/// Bits past the end of `bytes` read as zero.
+#[inline]
+pub fn bits_at(bytes: &[u8], bit: usize, width: u32) -> u64 {
+    debug_assert!(width <= 64);
+    if width == 0 {
+        return 0;
+    }
+    let at = bit / 8;
+    let word = match bytes.get(at..at + 16) {
+        Some(sixteen) => u128::from_le_bytes(sixteen.try_into().expect("16 bytes")),
+        None => {
+            // Near the end: the bytes that are there, zero beyond.
+            let mut sixteen = [0u8; 16];
+            let tail = bytes.get(at..).unwrap_or(&[]);
+            let len = tail.len().min(16);
+            sixteen[..len].copy_from_slice(&tail[..len]);
+            u128::from_le_bytes(sixteen)
+        }
+    };
+    // At most 7 + 64 bits are needed of the 128 read.
+    let value = (word >> (bit % 8)) as u64;
+    if width == 64 {
+        value
+    } else {
+        value & ((1u64 << width) - 1)
+    }
+}
+
+/// The fewest bits that hold `max` (0 for 0).
+pub fn width_of_u64(max: u64) -> u32 {
+    u64::BITS - max.leading_zeros()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +175,9 @@ mod tests {
         assert_eq!(width_of(255), 8);
         assert_eq!(width_of(256), 9);
         assert_eq!(width_of(u32::MAX), 32);
+        assert_eq!(width_of_u64(0), 0);
+        assert_eq!(width_of_u64(u64::from(u32::MAX) + 1), 33);
+        assert_eq!(width_of_u64(u64::MAX), 64);
     }
 
     #[test]
@@ -101,6 +190,28 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn every_field_of_mixed_widths_reads_back(
+            fields in proptest::collection::vec((0u32..=64, any::<u64>()), 0..200),
+        ) {
+            let fields: Vec<(u32, u64)> = fields
+                .into_iter()
+                .map(|(w, v)| (w, if w == 64 { v } else { v & ((1u64 << w) - 1) }))
+                .collect();
+            let mut writer = BitWriter::new();
+            let mut at = Vec::new();
+            for &(width, value) in &fields {
+                at.push(writer.bits() as usize);
+                writer.push(value, width);
+            }
+            let total = writer.bits();
+            let bytes = writer.finish();
+            prop_assert_eq!(bytes.len() as u64, total.div_ceil(8));
+            for (&(width, value), &bit) in fields.iter().zip(&at) {
+                prop_assert_eq!(bits_at(&bytes, bit, width), value);
+            }
+        }
+
         #[test]
         fn every_value_reads_back(
             width in 0u32..=32,
