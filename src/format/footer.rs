@@ -64,8 +64,9 @@ impl FileKind {
         match self {
             // 2: records compressed with zstd and a dictionary (store.rs); 1 stored them raw.
             FileKind::Store => 2,
-            // 2: blocks of 64 rows (columns.rs); 1 had blocks of 1,024.
-            FileKind::Columns => 2,
+            // 3: bit-packed rows, each column at the width its values need (columns.rs); 2 had
+            // fixed 120-byte rows; 1 had blocks of 1,024 rows.
+            FileKind::Columns => 3,
             // 2: one record set per term with a group-mask code per record (postings.rs); 1 had
             // a bitmap per group. Facet postings share the kind and kept their layout.
             FileKind::Postings => 2,
