@@ -729,7 +729,9 @@ fn read_header(file: &IndexFile, header: &[u8]) -> Result<(Vec<String>, u64, Box
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::footer::write_file;
     use crate::format::manifest::FileEntry;
+    use proptest::prelude::*;
     use std::path::Path;
 
     fn row(id: &str) -> Row<'_> {
@@ -873,6 +875,252 @@ mod tests {
         ));
         for (doc, expected) in rows.iter().enumerate() {
             assert_reads(&columns, doc, expected);
+        }
+    }
+
+    /// Any byte flipped anywhere in the body: opening fails, or every read either fails or
+    /// gives the value written; and every read of a row whose block holds the byte fails.
+    #[test]
+    fn every_flipped_byte_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.columns");
+        let ids: Vec<String> = (0..2 * BLOCK_ROWS + 9)
+            .map(|i| "x".repeat(i % 7 + 1))
+            .collect();
+        let types = ["episodic", "semantic", "procedural"];
+        let rows: Vec<Row<'_>> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| Row {
+                created_at: (i % 5 != 0).then_some((i as i64 * 1000 - 50_000, i as u32 * 3)),
+                memory_type: types[i % 3],
+                salience: [0.1, 0.7, -2.5][i % 3],
+                decay_factor: i as f64 / 7.0,
+                feedback: Feedback {
+                    success: i as u64,
+                    partial: u64::MAX - i as u64,
+                    failure: i as u64 % 3,
+                    not_applicable: 0,
+                    outdated: 1,
+                },
+                pinned: i % 4 == 0,
+                group_lengths: std::array::from_fn(|g| (i * g) as u32),
+                id,
+                supersedes: (i % 3 == 1).then_some(ids[i / 2].as_str()),
+            })
+            .collect();
+        let entry = write(&path, &rows);
+        let original = std::fs::read(&path).unwrap();
+        let body_len = entry.len as usize;
+        let regions: Vec<_> = {
+            let columns = open(&path, &entry).unwrap();
+            assert!(columns.row_bits > 100, "{}", columns.row_bits);
+            (0..3).map(|b| columns.check_block(b).unwrap()).collect()
+        };
+        for at in 0..body_len {
+            let mut bytes = original.clone();
+            bytes[at] ^= 0x21;
+            std::fs::write(&path, &bytes).unwrap();
+            let Ok(columns) = open(&path, &entry) else {
+                continue;
+            };
+            for (doc, expected) in rows.iter().enumerate() {
+                let (block_rows, block_strings) = &regions[doc / BLOCK_ROWS];
+                let reads = [
+                    columns.row(doc as u32).map(|r| &r == expected),
+                    columns.feedback(doc as u32).map(|f| f == expected.feedback),
+                    columns.id(doc as u32).map(|id| id == expected.id),
+                    columns
+                        .id_bytes(doc as u32)
+                        .map(|id| id == expected.id.as_bytes()),
+                ];
+                let in_block = block_rows.contains(&at) || block_strings.contains(&at);
+                for read in reads {
+                    match read {
+                        Ok(right) => {
+                            assert!(right, "byte {at} flipped: row {doc} reads a wrong value");
+                            assert!(!in_block, "byte {at} flipped: row {doc} still reads");
+                        }
+                        Err(e) => assert!(e.to_string().contains("c.columns"), "{e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A body cut anywhere (behind an intact footer) fails at open.
+    #[test]
+    fn every_truncation_fails_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.columns");
+        let ids: Vec<String> = (0..BLOCK_ROWS + 5).map(|i| format!("id-{i}")).collect();
+        let rows: Vec<Row<'_>> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| Row {
+                salience: i as f64,
+                ..row(id)
+            })
+            .collect();
+        let entry = write(&path, &rows);
+        let bytes = std::fs::read(&path).unwrap();
+        let cut_path = dir.path().join("cut.columns");
+        for len in 0..entry.len as usize {
+            let footer = write_file(&cut_path, FileKind::Columns, &bytes[..len]).unwrap();
+            let Err(error) = open(&cut_path, &FileEntry::from(footer)) else {
+                panic!("a body cut to {len} bytes opens");
+            };
+            assert!(error.to_string().contains("cut.columns"), "{error}");
+        }
+    }
+
+    /// A row as generated, owning its strings.
+    #[derive(Debug, Clone)]
+    struct OwnedRow {
+        created_at: Option<(i64, u32)>,
+        memory_type: String,
+        salience: f64,
+        decay_factor: f64,
+        feedback: [u64; 5],
+        pinned: bool,
+        group_lengths: [u32; GROUP_COUNT],
+        id: String,
+        supersedes: Option<String>,
+    }
+
+    impl OwnedRow {
+        fn row(&self) -> Row<'_> {
+            let [success, partial, failure, not_applicable, outdated] = self.feedback;
+            Row {
+                created_at: self.created_at,
+                memory_type: &self.memory_type,
+                salience: self.salience,
+                decay_factor: self.decay_factor,
+                feedback: Feedback {
+                    success,
+                    partial,
+                    failure,
+                    not_applicable,
+                    outdated,
+                },
+                pinned: self.pinned,
+                group_lengths: self.group_lengths,
+                id: &self.id,
+                supersedes: self.supersedes.as_deref(),
+            }
+        }
+    }
+
+    fn float() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            3 => prop::sample::select(vec![0.0, -0.0, 0.5, 1.0, 0.01, -3.25, 1e300]),
+            1 => any::<f64>().prop_filter("no NaN", |f| !f.is_nan()),
+            1 => prop::sample::select(vec![f64::MIN, f64::MAX, f64::INFINITY, -f64::INFINITY,
+                                           f64::MIN_POSITIVE, 5e-324]),
+        ]
+    }
+
+    fn count() -> impl Strategy<Value = u64> {
+        prop_oneof![4 => 0u64..4, 1 => Just(u64::MAX), 1 => any::<u64>()]
+    }
+
+    fn length() -> impl Strategy<Value = u32> {
+        prop_oneof![4 => 0u32..300, 1 => Just(u32::MAX), 1 => any::<u32>()]
+    }
+
+    fn id() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "syn-[0-9]{8}",
+            2 => "\\PC{0,12}",
+            1 => Just(String::new()),
+            1 => "[a-z]{256}",
+            1 => "é{128}",
+        ]
+    }
+
+    fn created_at() -> impl Strategy<Value = Option<(i64, u32)>> {
+        prop_oneof![
+            1 => Just(None),
+            3 => (0i64..1_000_000).prop_map(|m| Some((1_700_000_000 + m * 60, 0))),
+            1 => (any::<i64>(), 0u32..1_000_000_000).prop_map(Some),
+            1 => prop::sample::select(vec![
+                Some((i64::MIN, 0)),
+                Some((i64::MAX, 999_999_999)),
+                Some((-1, 1)),
+            ]),
+        ]
+    }
+
+    fn owned_row() -> impl Strategy<Value = OwnedRow> {
+        (
+            created_at(),
+            prop_oneof![4 => "(episodic|semantic|procedural)", 1 => "\\PC{0,10}"],
+            float(),
+            float(),
+            [count(), count(), count(), count(), count()],
+            prop_oneof![3 => Just(false), 1 => Just(true)],
+            [
+                length(),
+                length(),
+                length(),
+                length(),
+                length(),
+                length(),
+                length(),
+                length(),
+                length(),
+            ],
+            id(),
+            prop::option::of(id()),
+        )
+            .prop_map(
+                |(
+                    created_at,
+                    memory_type,
+                    salience,
+                    decay_factor,
+                    feedback,
+                    pinned,
+                    group_lengths,
+                    id,
+                    supersedes,
+                )| OwnedRow {
+                    created_at,
+                    memory_type,
+                    salience,
+                    decay_factor,
+                    feedback,
+                    pinned,
+                    group_lengths,
+                    id,
+                    supersedes,
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// Whatever the rows, every one reads back exactly, by every accessor.
+        #[test]
+        fn every_row_reads_back(
+            // Some files repeat one row, so that constant columns (0 bits) are common.
+            rows in prop_oneof![
+                3 => prop::collection::vec(owned_row(), 0..3 * BLOCK_ROWS + 5),
+                1 => (owned_row(), 1..2 * BLOCK_ROWS).prop_map(|(r, n)| vec![r; n]),
+            ],
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("c.columns");
+            let rows: Vec<Row<'_>> = rows.iter().map(OwnedRow::row).collect();
+            let entry = write(&path, &rows);
+            let columns = open(&path, &entry).unwrap();
+            prop_assert_eq!(columns.len(), rows.len());
+            for (doc, expected) in rows.iter().enumerate() {
+                assert_reads(&columns, doc, expected);
+            }
+            let error = columns.row(rows.len() as u32).unwrap_err().to_string();
+            prop_assert!(error.contains("requested of"), "{}", error);
         }
     }
 }
