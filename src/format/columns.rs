@@ -127,14 +127,14 @@ struct Column {
 }
 
 impl Column {
-    /// The encoding and width that take the fewest bits for `values` (with the palette's bytes
-    /// in the header counted).
-    fn choose(values: &[u64]) -> (Decode, u32) {
-        let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
+    /// The encoding and width that take the fewest bits for the column `values()` iterates
+    /// (with the palette's bytes in the header counted).
+    fn choose<I: Iterator<Item = u64>>(values: impl Fn() -> I) -> (Decode, u32) {
+        let (Some(min), Some(max)) = (values().min(), values().max()) else {
             return (Decode::Linear { base: 0, step: 1 }, 0);
         };
         let mut step = 0;
-        for &v in values {
+        for v in values() {
             step = gcd(step, v - min);
             if step == 1 {
                 break;
@@ -147,14 +147,15 @@ impl Column {
             return linear;
         }
         let mut distinct = BTreeSet::new();
-        for &v in values {
+        let mut n = 0u64;
+        for v in values() {
+            n += 1;
             distinct.insert(v);
             if distinct.len() > MAX_PALETTE {
                 return linear;
             }
         }
         let palette_width = width_of_u64(distinct.len() as u64 - 1);
-        let n = values.len() as u64;
         let palette_bits = n * u64::from(palette_width) + 64 * distinct.len() as u64;
         if palette_bits < n * u64::from(linear_width) {
             (
@@ -189,7 +190,8 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 pub struct ColumnsWriter {
     path: PathBuf,
     /// Per column, the value of every row (`STRINGS_AT`: the offset in the block's strings).
-    values: Vec<Vec<u64>>,
+    values: Vec<ColumnBuffer>,
+    rows: usize,
     strings: Vec<u8>,
     /// Where each block's strings start.
     block_strings: Vec<u64>,
@@ -201,7 +203,8 @@ impl ColumnsWriter {
     pub fn new(path: impl Into<PathBuf>) -> ColumnsWriter {
         ColumnsWriter {
             path: path.into(),
-            values: vec![Vec::new(); COLUMNS],
+            values: (0..COLUMNS).map(|_| ColumnBuffer::default()).collect(),
+            rows: 0,
             strings: Vec::new(),
             block_strings: Vec::new(),
             types: Vec::new(),
@@ -217,7 +220,7 @@ impl ColumnsWriter {
                 self.types.len() - 1
             }
         };
-        if self.values[SECS].len().is_multiple_of(BLOCK_ROWS) {
+        if self.rows.is_multiple_of(BLOCK_ROWS) {
             self.block_strings.push(self.strings.len() as u64);
         }
         let block_start = *self.block_strings.last().expect("a block");
@@ -250,31 +253,48 @@ impl ColumnsWriter {
         for (column, value) in self.values.iter_mut().zip(values) {
             column.push(value);
         }
+        self.rows += 1;
         self.strings.extend_from_slice(row.id.as_bytes());
         self.strings
             .extend_from_slice(row.supersedes.unwrap_or("").as_bytes());
     }
 
     /// Writes the file with its header, block table, trailer and footer, and syncs it.
-    pub fn finish(mut self) -> Result<Footer> {
-        let n = self.values[SECS].len();
+    pub fn finish(self) -> Result<Footer> {
+        let n = self.rows;
         // Rows without createdAt take the seconds of one with it: no extra width.
-        if let Some(r) = self.values[NANOS].iter().position(|&nanos| nanos != 0) {
-            let present = self.values[SECS][r];
-            for r in 0..n {
-                if self.values[NANOS][r] == 0 {
-                    self.values[SECS][r] = present;
-                }
-            }
-        }
+        let present = self.values[SECS]
+            .values()
+            .zip(self.values[NANOS].values())
+            .find_map(|(secs, nanos)| (nanos != 0).then_some(secs));
         // The strings offset less what the rows before it in its block take at least.
-        let row_strings_min = (0..n)
-            .map(|r| self.values[ID_LEN][r] + self.values[SUPERSEDES_LEN][r].saturating_sub(1))
+        let row_strings_min = self.values[ID_LEN]
+            .values()
+            .zip(self.values[SUPERSEDES_LEN].values())
+            .map(|(id, supersedes)| id + supersedes.saturating_sub(1))
             .min()
             .unwrap_or(0);
-        for (r, at) in self.values[STRINGS_AT].iter_mut().enumerate() {
-            *at -= (r % BLOCK_ROWS) as u64 * row_strings_min;
-        }
+        // Column `c` as written.
+        let column = |c: usize| -> Box<dyn Iterator<Item = u64> + '_> {
+            match c {
+                SECS => Box::new(
+                    self.values[SECS]
+                        .values()
+                        .zip(self.values[NANOS].values())
+                        .map(move |(secs, nanos)| match present {
+                            Some(present) if nanos == 0 => present,
+                            _ => secs,
+                        }),
+                ),
+                STRINGS_AT => Box::new(
+                    self.values[STRINGS_AT]
+                        .values()
+                        .enumerate()
+                        .map(move |(r, at)| at - (r % BLOCK_ROWS) as u64 * row_strings_min),
+                ),
+                c => Box::new(self.values[c].values()),
+            }
+        };
 
         let mut header = Vec::new();
         header.extend_from_slice(&(self.types.len() as u32).to_le_bytes());
@@ -286,8 +306,8 @@ impl ColumnsWriter {
         header.extend_from_slice(&row_strings_min.to_le_bytes());
         let mut columns = Vec::with_capacity(COLUMNS);
         let mut offset = 0;
-        for values in &self.values {
-            let (decode, width) = Column::choose(values);
+        for c in 0..COLUMNS {
+            let (decode, width) = Column::choose(|| column(c));
             header.push(width as u8);
             match &decode {
                 Decode::Linear { base, step } => {
@@ -312,11 +332,14 @@ impl ColumnsWriter {
         let row_bits = offset;
 
         let mut rows = BitWriter::new();
-        for r in 0..n {
-            for (column, values) in columns.iter().zip(&self.values) {
-                rows.push(column.encode(values[r]), column.width);
+        let mut values: Vec<_> = (0..COLUMNS).map(column).collect();
+        for _ in 0..n {
+            for (column, values) in columns.iter().zip(&mut values) {
+                let value = values.next().expect("a value per row and column");
+                rows.push(column.encode(value), column.width);
             }
         }
+        drop(values);
         let rows = rows.finish();
         debug_assert_eq!(rows.len(), (n * row_bits).div_ceil(8));
 
@@ -349,6 +372,52 @@ impl ColumnsWriter {
         out.write_all(&crc32fast::hash(&header).to_le_bytes())?;
         out.write_all(&[0; 4])?;
         out.finish()
+    }
+}
+
+/// One column's values as a writer receives them, kept compact until `finish` chooses the
+/// column's encoding: blocks of [`BLOCK_ROWS`] values, each its minimum (u64 LE), a width byte
+/// and its values less the minimum packed at that width. Most columns need a few bits a value,
+/// so a writer of many rows (a merge of a large build's spills) holds a fraction of the 8 bytes
+/// a value that plain vectors would.
+#[derive(Default)]
+struct ColumnBuffer {
+    blocks: Vec<u8>,
+    /// The values of the block being filled.
+    open: Vec<u64>,
+}
+
+impl ColumnBuffer {
+    fn push(&mut self, value: u64) {
+        self.open.push(value);
+        if self.open.len() == BLOCK_ROWS {
+            let min = self.open.iter().copied().min().unwrap_or(0);
+            let max = self.open.iter().copied().max().unwrap_or(0);
+            let width = width_of_u64(max - min);
+            self.blocks.extend_from_slice(&min.to_le_bytes());
+            self.blocks.push(width as u8);
+            let mut packed = BitWriter::new();
+            for &v in &self.open {
+                packed.push(v - min, width);
+            }
+            self.blocks.extend_from_slice(&packed.finish());
+            self.open.clear();
+        }
+    }
+
+    /// The values, in order.
+    fn values(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut at = 0;
+        let blocks = std::iter::from_fn(move || {
+            let header = self.blocks.get(at..at + 9)?;
+            let min = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
+            let width = u32::from(header[8]);
+            let len = (BLOCK_ROWS * width as usize).div_ceil(8);
+            let packed = &self.blocks[at + 9..at + 9 + len];
+            at += 9 + len;
+            Some((0..BLOCK_ROWS).map(move |i| min + bits_at(packed, i * width as usize, width)))
+        });
+        blocks.flatten().chain(self.open.iter().copied())
     }
 }
 
