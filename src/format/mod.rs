@@ -35,6 +35,7 @@ pub mod columns;
 pub mod dictionary;
 pub mod file;
 pub mod footer;
+pub mod huffman;
 pub mod log;
 pub mod manifest;
 pub mod mmap;
