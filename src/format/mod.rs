@@ -42,6 +42,7 @@ pub mod mmap;
 pub mod pairs;
 pub mod postings;
 pub mod store;
+pub mod wordcode;
 
 /// The marker byte appended to the key of a token that came from a stop word.
 pub const STOP_MARKER: u8 = 0xFF;
