@@ -62,8 +62,9 @@ impl FileKind {
     /// The format version of this kind written and accepted by this build.
     pub const fn version(self) -> u32 {
         match self {
-            // 2: records compressed with zstd and a dictionary (store.rs); 1 stored them raw.
-            FileKind::Store => 2,
+            // 3: records compressed with a word-based Huffman model (store.rs, wordcode.rs); 2
+            // with zstd and a dictionary; 1 stored them raw.
+            FileKind::Store => 3,
             // 3: bit-packed rows, each column at the width its values need (columns.rs); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,

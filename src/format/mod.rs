@@ -12,8 +12,9 @@
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
-//! <segment>.store               record number → bincode record, zstd-compressed with a
-//!                               dictionary trained per segment (store.rs, blobs.rs, codec.rs)
+//! <segment>.store               record number → bincode record, compressed by a word-based
+//!                               Huffman model trained per build (store.rs, wordcode.rs,
+//!                               huffman.rs, blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair
 //!                               of them (pairs.rs)

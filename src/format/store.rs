@@ -1,86 +1,72 @@
 //! The record store: record number → the codec's bytes (codec.rs), each record compressed on its
-//! own with zstd and a dictionary trained on the records of the build that wrote it.
+//! own with a word-based Huffman model trained on the records of the build that wrote it
+//! (wordcode.rs).
 //!
 //! The store is a blob file (blobs.rs) of `n + 1` blobs for `n` records:
 //!
 //! ```text
-//! blob 0       the zstd dictionary, trained on a spread of the records of the build's first
-//!              segment (every segment of a build shares it, so merging them copies frames);
-//!              empty when those are too few to train one (records are compressed without a
-//!              dictionary)
-//! blob 1 + i   record i: one zstd frame of the record's codec bytes (level 3, the dictionary of
-//!              blob 0; the header states the decompressed size and carries neither a
-//!              dictionary id nor a content checksum — the blob CRC covers the frame)
+//! blob 0       the model (wordcode.rs): the words and separators of a spread of the records
+//!              of the build's first segment with their Huffman code lengths, and byte-level
+//!              codes spelling the others; every segment of a build shares it, so merging them
+//!              copies frames. Empty when those records are too few to train one (frames then
+//!              hold records as they are)
+//! blob 1 + i   record i's frame: varint length of the record (at most MAX_RECORD_LEN), then
+//!              the bit stream of the Huffman codes of its tokens (the blob CRC covers it)
 //! ```
 //!
-//! Records are compressed one by one, so reading one decompresses only its own few hundred bytes
-//! (about 2–3 µs with the dictionary): search reads records at random, for phrase verification
-//! and for the page. The dictionary lets such small frames share what records have in common
-//! (field layout, frequent words), which per-record compression alone cannot see.
+//! Records are compressed one by one, so reading one decodes only its own few hundred bytes
+//! (about 3 µs): search reads records at random, for phrase verification and for the page. The
+//! model holds what records have in common (field layout, frequent words), which per-record
+//! compression alone cannot see; its words, coded by their frequency, take a record's text to
+//! about a fifth of its size.
 //!
-//! Reading record `i` checks, in order: blob `i + 1` against its CRC (blobs.rs); that it is one
-//! whole zstd frame stating a decompressed size of at most [`MAX_RECORD_LEN`], before anything is
-//! allocated for it; that it decompresses to exactly that size. The dictionary is checked (its
-//! blob CRC, then by zstd) when the first record is read, so opening stays O(1).
+//! Reading record `i` checks, in order: blob `i + 1` against its CRC (blobs.rs); that the length
+//! it states is at most [`MAX_RECORD_LEN`], before anything is allocated for it; that its bit
+//! stream decodes to exactly that length, with no bits left over. The model is checked (its
+//! blob CRC, then its structure and code lengths) when the first record is read, so opening
+//! stays O(1).
 
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
-use zstd::bulk::Compressor;
-use zstd::dict::EncoderDictionary;
-use zstd::zstd_safe::{self, CParameter, DCtx, DDict};
 
 use crate::error::{Error, Result};
 use crate::format::blobs::{BlobFile, BlobWriter};
 use crate::format::codec;
 use crate::format::file::IndexFile;
 use crate::format::footer::{FileKind, Footer};
+use crate::format::wordcode::{self, Encoder, Model};
 
-/// The most a stored record may decompress to: the codec's decode limit, twice the SPEC's 1 MiB
+/// The most a stored record may decode to: the codec's decode limit, twice the SPEC's 1 MiB
 /// record (a record's codec bytes are about the size of its JSON, plus its locator).
 pub const MAX_RECORD_LEN: usize = codec::DECODE_LIMIT;
 
-/// The zstd level records are compressed at: past it, compression gets several times slower for
-/// a few percent less.
-const LEVEL: i32 = 3;
-/// Below this many bytes of records no dictionary is trained: it would not pay for itself.
-const MIN_TRAINING_BYTES: usize = 16 << 10;
-/// The dictionary is about 1/32 of the records' bytes, within these bounds (zstd's own advice
-/// is ~100 KiB; small stores do best with small dictionaries).
-const MIN_DICTIONARY: usize = 2 << 10;
-const MAX_DICTIONARY: usize = 112 << 10;
-/// Training reads samples of about this many times the dictionary's size: on 100,000 records,
-/// 100 times trains for 1.5 s, 32 times for 0.3 s, for a store 1 % larger.
-const TRAINING_BUDGET: usize = 32;
 /// Records compressed in parallel between two writes, which bounds the memory of a build.
 const CHUNK: usize = 4096;
 
 /// Writes the store at `path` holding `records` (each one's codec bytes, in record order),
-/// compressed with `dictionary` (from [`train_dictionary`]; empty: none), and finishes the file.
-pub fn write_store(
-    path: impl Into<PathBuf>,
-    records: &[Vec<u8>],
-    dictionary: &[u8],
-) -> Result<Footer> {
-    let mut writer = StoreWriter::create(path, dictionary)?;
+/// compressed with `model` (from [`train_dictionary`]; empty: none), and finishes the file.
+pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) -> Result<Footer> {
+    let path = path.into();
+    let parsed = Model::parse(model).map_err(|problem| model_damage(&path, &problem))?;
+    let mut writer = StoreWriter::create(path, model, &parsed)?;
     writer.compress(records)?;
     writer.finish()
 }
 
 /// Writes the store at `path` holding the records of `stores` one after another, compressed
-/// with the first store's dictionary. The frames of a store sharing that dictionary (the
-/// segments of one build share theirs) are copied as they are, CRC-checked; the records of any
-/// other store are decompressed and compressed again.
+/// with the first store's model. The frames of a store sharing that model (the segments of one
+/// build share theirs) are copied as they are, CRC-checked; the records of any other store are
+/// decoded and encoded again.
 pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<Footer> {
-    let dictionary = match stores.first() {
-        Some(store) => store.blobs.get(0)?,
-        None => &[],
+    let (model, parsed) = match stores.first() {
+        Some(store) => (store.blobs.get(0)?, store.model()?),
+        None => (&[][..], &Model::parse(&[]).expect("no model")),
     };
-    let mut writer = StoreWriter::create(path, dictionary)?;
+    let mut writer = StoreWriter::create(path, model, parsed)?;
     for store in stores {
-        if store.blobs.get(0)? == dictionary {
+        if store.blobs.get(0)? == model {
             for frame in 1..store.blobs.len() {
                 writer.blobs.push(store.blobs.get(frame)?)?;
                 if frame % CHUNK == 0 {
@@ -103,23 +89,31 @@ pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<F
     writer.finish()
 }
 
-/// Writes a store: the dictionary blob, then record frames.
+/// A damaged model blob, as an error about `file`.
+fn model_damage(file: impl Into<PathBuf>, problem: &str) -> Error {
+    Error::corrupt(
+        file,
+        format!("the record model (blob 0) is damaged: {problem}"),
+    )
+}
+
+/// Writes a store: the model blob, then record frames.
 struct StoreWriter {
     path: PathBuf,
     blobs: BlobWriter,
-    prepared: Option<EncoderDictionary<'static>>,
+    encoder: Encoder,
 }
 
 impl StoreWriter {
-    fn create(path: impl Into<PathBuf>, dictionary: &[u8]) -> Result<StoreWriter> {
+    /// A store at `path` of the model `bytes`, parsed as `model`.
+    fn create(path: impl Into<PathBuf>, bytes: &[u8], model: &Model) -> Result<StoreWriter> {
         let path = path.into();
         let mut blobs = BlobWriter::create(&path, FileKind::Store)?;
-        blobs.push(dictionary)?;
-        let prepared = (!dictionary.is_empty()).then(|| EncoderDictionary::copy(dictionary, LEVEL));
+        blobs.push(bytes)?;
         Ok(StoreWriter {
             path,
             blobs,
-            prepared,
+            encoder: model.encoder(),
         })
     }
 
@@ -139,24 +133,13 @@ impl StoreWriter {
                 ),
             ));
         }
-        let compressor = || {
-            let mut compressor = match &self.prepared {
-                Some(prepared) => Compressor::with_prepared_dictionary(prepared),
-                None => Compressor::new(LEVEL),
-            }
-            .expect("zstd accepts its level and a dictionary it trained");
-            compressor
-                .set_parameter(CParameter::DictIdFlag(false))
-                .expect("a valid zstd parameter");
-            compressor
-        };
         for chunk in records.chunks(CHUNK) {
             let frames: Vec<Vec<u8>> = chunk
                 .par_iter()
-                .map_init(compressor, |compressor, record| {
-                    compressor
-                        .compress(record)
-                        .expect("a buffer of zstd's bound always holds the frame")
+                .map(|record| {
+                    let mut frame = Vec::with_capacity(record.len() / 2 + 8);
+                    self.encoder.encode(record, &mut frame);
+                    frame
                 })
                 .collect();
             for frame in &frames {
@@ -171,45 +154,32 @@ impl StoreWriter {
     }
 }
 
-/// A dictionary trained on a spread of `records`, or none (empty) when they are too few or
-/// zstd finds nothing to train on. A build trains one on its first segment's records and
+/// A model trained on a spread of `records` (serialized: the store's blob 0), or none (empty)
+/// when they are too few for one to pay. A build trains one on its first segment's records and
 /// compresses every segment with it, so that merging its segments copies their frames.
 pub fn train_dictionary(records: &[Vec<u8>]) -> Vec<u8> {
-    let total: usize = records.iter().map(Vec::len).sum();
-    if total < MIN_TRAINING_BYTES {
-        return Vec::new();
-    }
-    let size = (total / 32).clamp(MIN_DICTIONARY, MAX_DICTIONARY);
-    let step = total.div_ceil(size * TRAINING_BUDGET).max(1);
-    let samples: Vec<&[u8]> = records.iter().step_by(step).map(Vec::as_slice).collect();
-    zstd::dict::from_samples(&samples, size).unwrap_or_default()
-}
-
-thread_local! {
-    /// One decompression context per thread, reused across records and stores: creating one
-    /// costs several times the decompression of a record.
-    static CONTEXT: RefCell<DCtx<'static>> = RefCell::new(DCtx::create());
+    wordcode::train(records)
 }
 
 /// A store opened for reading.
 pub struct StoreFile {
     blobs: BlobFile,
-    /// The prepared dictionary (`None`: the store has none), set when first needed.
-    dictionary: OnceLock<Option<DDict<'static>>>,
+    /// The parsed model, set when first needed.
+    model: OnceLock<Model>,
 }
 
 impl StoreFile {
-    /// Checks the blob directory (O(1)); the dictionary is read with the first record.
+    /// Checks the blob directory (O(1)); the model is read with the first record.
     pub fn open(file: IndexFile) -> Result<StoreFile> {
         let blobs = BlobFile::open(file)?;
         if blobs.is_empty() {
             return Err(blobs
                 .file()
-                .corrupt("the store has no dictionary blob (written by another format?)"));
+                .corrupt("the store has no model blob (written by another format?)"));
         }
         Ok(StoreFile {
             blobs,
-            dictionary: OnceLock::new(),
+            model: OnceLock::new(),
         })
     }
 
@@ -228,7 +198,7 @@ impl StoreFile {
         self.blobs.file()
     }
 
-    /// The codec bytes of record `index`: CRC-checked, size-checked, decompressed.
+    /// The codec bytes of record `index`: CRC-checked, size-checked, decoded.
     pub fn get(&self, index: usize) -> Result<Vec<u8>> {
         if index >= self.len() {
             return Err(self
@@ -236,70 +206,20 @@ impl StoreFile {
                 .corrupt(format!("record {index} requested of {}", self.len())));
         }
         let frame = self.blobs.get(index + 1)?;
-        let corrupt = |problem: String| self.file().corrupt(format!("record {index}: {problem}"));
-        let size = match zstd_safe::get_frame_content_size(frame) {
-            Ok(Some(size)) if size <= MAX_RECORD_LEN as u64 => size as usize,
-            Ok(Some(size)) => {
-                return Err(corrupt(format!(
-                    "it would decompress to {size} bytes, more than the {MAX_RECORD_LEN}-byte \
-                     limit"
-                )))
-            }
-            Ok(None) => {
-                return Err(corrupt(
-                    "its compressed frame does not state its size".into(),
-                ))
-            }
-            Err(_) => return Err(corrupt("it is not a zstd frame".into())),
-        };
-        match zstd_safe::find_frame_compressed_size(frame) {
-            Ok(len) if len == frame.len() => {}
-            Ok(len) => {
-                return Err(corrupt(format!(
-                    "its compressed frame ends at byte {len} of {}",
-                    frame.len()
-                )))
-            }
-            Err(code) => {
-                return Err(corrupt(format!(
-                    "its compressed frame is damaged ({})",
-                    zstd_safe::get_error_name(code)
-                )))
-            }
-        }
-        let dictionary = self.dictionary()?;
-        let mut out = Vec::with_capacity(size);
-        let written = CONTEXT.with_borrow_mut(|context| match dictionary {
-            Some(dictionary) => context.decompress_using_ddict(&mut out, frame, dictionary),
-            None => context.decompress(&mut out, frame),
-        });
-        match written {
-            Ok(n) if n == size => Ok(out),
-            Ok(n) => Err(corrupt(format!(
-                "it decompresses to {n} bytes, its frame states {size}"
-            ))),
-            Err(code) => Err(corrupt(format!(
-                "it does not decompress ({})",
-                zstd_safe::get_error_name(code)
-            ))),
-        }
+        let model = self.model()?;
+        model
+            .decode(frame, MAX_RECORD_LEN)
+            .map_err(|problem| self.file().corrupt(format!("record {index}: {problem}")))
     }
 
-    /// The prepared dictionary, read and checked on first use.
-    fn dictionary(&self) -> Result<Option<&DDict<'static>>> {
-        if let Some(prepared) = self.dictionary.get() {
-            return Ok(prepared.as_ref());
+    /// The parsed model, read and checked on first use.
+    fn model(&self) -> Result<&Model> {
+        if let Some(model) = self.model.get() {
+            return Ok(model);
         }
-        let bytes = self.blobs.get(0)?;
-        let prepared = if bytes.is_empty() {
-            None
-        } else {
-            Some(DDict::try_create(bytes).ok_or_else(|| {
-                self.file()
-                    .corrupt("the compression dictionary is damaged: zstd refuses it")
-            })?)
-        };
-        Ok(self.dictionary.get_or_init(|| prepared).as_ref())
+        let model = Model::parse(self.blobs.get(0)?)
+            .map_err(|problem| model_damage(self.file().path(), &problem))?;
+        Ok(self.model.get_or_init(|| model))
     }
 }
 
@@ -308,8 +228,9 @@ mod tests {
     use super::*;
     use crate::format::footer::FOOTER_LEN;
     use crate::format::manifest::FileEntry;
+    use proptest::prelude::*;
 
-    /// Records alike enough for a dictionary to help, with some unique text each.
+    /// Records alike enough for a model to help, with some unique text each.
     fn records(n: usize) -> Vec<Vec<u8>> {
         (0..n)
             .map(|i| {
@@ -331,7 +252,7 @@ mod tests {
         )?)
     }
 
-    /// A store whose blobs are exactly `blobs` (dictionary first), each with a valid CRC.
+    /// A store whose blobs are exactly `blobs` (model first), each with a valid CRC.
     fn raw_store(path: &std::path::Path, blobs: &[Vec<u8>]) -> StoreFile {
         let mut writer = BlobWriter::create(path, FileKind::Store).unwrap();
         for blob in blobs {
@@ -340,8 +261,15 @@ mod tests {
         open(path, writer.finish().unwrap()).unwrap()
     }
 
+    /// The blobs of a store.
+    fn blobs_of(store: &StoreFile) -> Vec<Vec<u8>> {
+        (0..=store.len())
+            .map(|i| store.blobs.get(i).unwrap().to_vec())
+            .collect()
+    }
+
     #[test]
-    fn round_trip_with_and_without_a_dictionary() {
+    fn round_trip_with_and_without_a_model() {
         let dir = tempfile::tempdir().unwrap();
         for n in [0, 1, 3, 2_000] {
             let path = dir.path().join(format!("{n}.store"));
@@ -349,8 +277,8 @@ mod tests {
             let footer = write_store(&path, &records, &train_dictionary(&records)).unwrap();
             let store = open(&path, footer).unwrap();
             assert_eq!(store.len(), n);
-            let dictionary = store.blobs.get(0).unwrap().len();
-            assert_eq!(dictionary > 0, n == 2_000, "{n} records: {dictionary}");
+            let model = store.blobs.get(0).unwrap().len();
+            assert_eq!(model > 0, n == 2_000, "{n} records: {model}");
             for (i, record) in records.iter().enumerate().rev() {
                 assert_eq!(&store.get(i).unwrap(), record, "record {i} of {n}");
             }
@@ -358,27 +286,27 @@ mod tests {
             if n == 2_000 {
                 let raw: usize = records.iter().map(Vec::len).sum();
                 let body = std::fs::metadata(&path).unwrap().len() as usize - FOOTER_LEN;
-                assert!(body < raw / 2, "{body} bytes store {raw} bytes of records");
+                assert!(body < raw / 3, "{body} bytes store {raw} bytes of records");
             }
         }
     }
 
     #[test]
-    fn a_damaged_frame_fails_its_checksum_before_decompression() {
+    fn a_damaged_frame_fails_its_checksum_before_decoding() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.store");
         let records = records(2_000);
         write_store(&path, &records, &train_dictionary(&records)).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
-        // Record 1's frame follows the dictionary and record 0's frame: flip its last byte.
+        // Record 1's frame follows the model and record 0's frame: flip its last byte.
         let store = {
             let footer = Footer::parse(&bytes, FileKind::Store, &path).unwrap();
             open(&path, footer).unwrap()
         };
-        let dictionary = store.blobs.get(0).unwrap().len();
+        let model = store.blobs.get(0).unwrap().len();
         let frames = store.blobs.get(1).unwrap().len() + store.blobs.get(2).unwrap().len();
         drop(store);
-        bytes[dictionary + frames - 1] ^= 0x20;
+        bytes[model + frames - 1] ^= 0x20;
         // Refresh the footer so only the blob's own CRC can catch the flip.
         let body = bytes[..bytes.len() - FOOTER_LEN].to_vec();
         let footer = crate::format::footer::write_file(&path, FileKind::Store, &body).unwrap();
@@ -396,43 +324,64 @@ mod tests {
     #[test]
     fn frames_that_pass_their_checksum_but_are_wrong_are_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bad.store");
-        let frame = |bytes: &[u8]| zstd::bulk::compress(bytes, LEVEL).unwrap();
-        let too_large = frame(&vec![0u8; MAX_RECORD_LEN + 1]);
-        let mut no_size = Vec::new();
-        {
-            let mut encoder = zstd::stream::Encoder::new(&mut no_size, LEVEL).unwrap();
-            std::io::Write::write_all(&mut encoder, b"a record of unstated size").unwrap();
-            encoder.finish().unwrap();
-        }
-        // A frame whose header understates its size: magic, the frame header descriptor, then
-        // (single segment, under 256 bytes) a one-byte size.
-        let content = b"forty-two bytes of perfectly fine content";
-        let mut understated = frame(content);
-        assert_eq!(understated[5] as usize, content.len());
-        understated[5] = 10;
-        let mut trailing = frame(b"a record");
+        let records = records(2_000);
+        let model = train_dictionary(&records);
+        let encoder = Model::parse(&model).unwrap().encoder();
+        let frame = |record: &[u8]| {
+            let mut frame = Vec::new();
+            encoder.encode(record, &mut frame);
+            frame
+        };
+        let good = frame(&records[7]);
+        assert_eq!(
+            good[0] as usize | (good[1] as usize & 0x7F) << 7,
+            records[7].len()
+        );
+        let header = |len: u64| {
+            let mut header = Vec::new();
+            let mut len = len;
+            while len >= 0x80 {
+                header.push(len as u8 | 0x80);
+                len >>= 7;
+            }
+            header.push(len as u8);
+            header
+        };
+        let with_header = |len: u64| [header(len), good[2..].to_vec()].concat();
+        let mut trailing = good.clone();
         trailing.extend_from_slice(b"junk");
         let blobs = vec![
-            Vec::new(),
-            frame(b"decompresses fine, is no record"),
-            too_large,
-            no_size,
-            understated,
+            model.clone(),
+            good.clone(),
+            with_header(MAX_RECORD_LEN as u64 + 1),
+            with_header(10),
+            with_header(records[7].len() as u64 + 40),
+            good[..good.len() / 2].to_vec(),
             trailing,
-            b"not zstd at all".to_vec(),
             Vec::new(),
+            vec![0xFF; 11],
+            frame(b""),
+            [frame(b""), vec![0]].concat(),
         ];
-        let store = raw_store(&path, &blobs);
-        assert_eq!(store.len(), 7);
-        assert_eq!(store.get(0).unwrap(), b"decompresses fine, is no record");
+        let store = raw_store(&dir.path().join("bad.store"), &blobs);
+        assert_eq!(store.get(0).unwrap(), records[7]);
+        assert_eq!(store.get(8).unwrap(), b"");
+        // An understated length ends within a token, or before the bit stream does.
         let cases = [
-            (1, "more than the 2097152-byte limit"),
-            (2, "does not state its size"),
-            (3, "does not decompress"),
-            (4, "ends at byte"),
-            (5, "not a zstd frame"),
-            (6, "not a zstd frame"),
+            (1, &["more than the 2097152-byte limit"][..]),
+            (
+                2,
+                &[
+                    "its tokens pass its stated length of 10 bytes",
+                    "bytes follow the end",
+                ],
+            ),
+            (3, &["its bit stream ends in the middle of a code"]),
+            (4, &["its bit stream ends in the middle of a code"]),
+            (5, &["4 bytes follow the end of its bit stream"]),
+            (6, &["it ends before byte 1"]),
+            (7, &["overflows"]),
+            (9, &["1 bytes follow"]),
         ];
         for (record, expected) in cases {
             let error = store.get(record).unwrap_err();
@@ -440,40 +389,87 @@ mod tests {
             assert!(matches!(error, Error::Corrupt { .. }), "{message}");
             assert!(message.contains("bad.store"), "{message}");
             assert!(message.contains(&format!("record {record}: ")), "{message}");
-            assert!(message.contains(expected), "record {record}: {message}");
+            assert!(
+                expected.iter().any(|expected| message.contains(expected)),
+                "record {record}: {message}"
+            );
         }
-        // Garbage that decompresses is caught by the codec, as for the segment's store.
+        // Frames without a model hold their record as it is, checked against the header.
+        let blobs = vec![
+            Vec::new(),
+            [header(3), b"abc".to_vec()].concat(),
+            [header(4), b"abc".to_vec()].concat(),
+            [header(2), b"abc".to_vec()].concat(),
+        ];
+        let store = raw_store(&dir.path().join("raw.store"), &blobs);
+        assert_eq!(store.get(0).unwrap(), b"abc");
+        for record in [1, 2] {
+            let message = store.get(record).unwrap_err().to_string();
+            assert!(
+                message.contains("holds 3 bytes, its header states"),
+                "{message}"
+            );
+        }
+        // Garbage that decodes is caught by the codec, as for the segment's store.
+        let store = raw_store(
+            &dir.path().join("garbage.store"),
+            &[model, frame(b"decodes fine, is no record")],
+        );
         assert!(codec::decode(&store.get(0).unwrap()).is_err());
     }
 
     #[test]
-    fn a_damaged_dictionary_is_an_error_for_every_record() {
+    fn a_damaged_model_is_an_error_for_every_record() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("dict.store");
+        let path = dir.path().join("model.store");
         let records = records(2_000);
         let good = open(
             &path,
             write_store(&path, &records, &train_dictionary(&records)).unwrap(),
         )
         .unwrap();
-        let mut blobs: Vec<Vec<u8>> = (0..=good.len())
-            .map(|i| good.blobs.get(i).unwrap().to_vec())
-            .collect();
+        let blobs = blobs_of(&good);
         drop(good);
-        // Keep the dictionary's magic and id, damage its entropy tables.
-        for byte in &mut blobs[0][8..200] {
-            *byte = 0xFF;
+        let mut damaged = Vec::new();
+        let mut model = blobs[0].clone();
+        model[0] = 9;
+        damaged.push((model, "it has format 9"));
+        let mut model = blobs[0].clone();
+        model[1] = 0;
+        damaged.push((model, "its escapes have codes of [0, "));
+        // Escapes of one bit each, and a token of one bit too many.
+        let spelling = [9u8; 2 * 257];
+        let mut model = vec![1, 1, 1, 1];
+        model.extend_from_slice(&[0; 23]);
+        model.extend_from_slice(&[0, 1, b'a']);
+        model.extend_from_slice(&spelling);
+        damaged.push((model, "its code lengths fit no prefix code"));
+        let mut model = blobs[0].clone();
+        model.pop();
+        damaged.push((model, "it ends before byte"));
+        let mut model = blobs[0].clone();
+        model.push(0);
+        damaged.push((model, "it ends at byte"));
+        let mut model = blobs[0].clone();
+        let last = model.len() - 1;
+        model[last] = 0;
+        damaged.push((model, "its spelling code lengths fit no prefix code"));
+        for (i, (model, expected)) in damaged.into_iter().enumerate() {
+            let path = dir.path().join(format!("broken{i}.store"));
+            let store = raw_store(&path, &[&[model][..], &blobs[1..]].concat());
+            for record in [0, 1, 1_999] {
+                let message = store.get(record).unwrap_err().to_string();
+                assert!(message.contains(&format!("broken{i}.store")), "{message}");
+                assert!(
+                    message.contains("the record model (blob 0) is damaged: "),
+                    "{message}"
+                );
+                assert!(message.contains(expected), "{message}");
+            }
         }
-        let path = dir.path().join("broken.store");
-        let store = raw_store(&path, &blobs);
-        for i in [0, 1, 1_999] {
-            let error = store.get(i).unwrap_err();
-            assert!(error.to_string().contains("broken.store"), "{error}");
-            assert!(error.to_string().contains("dictionary"), "{error}");
-        }
-        // A flipped dictionary byte fails the dictionary blob's CRC, for every record too.
+        // A flipped model byte fails the model blob's CRC, for every record too.
         let path = dir.path().join("flipped.store");
-        std::fs::copy(dir.path().join("dict.store"), &path).unwrap();
+        std::fs::copy(dir.path().join("model.store"), &path).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[100] ^= 0x04;
         let body = bytes[..bytes.len() - FOOTER_LEN].to_vec();
@@ -487,13 +483,179 @@ mod tests {
                 "{error}"
             );
         }
-        // A store with no blob at all has not even its dictionary.
+        // A store with no blob at all has not even its model.
         let path = dir.path().join("empty.store");
         let footer = BlobWriter::create(&path, FileKind::Store)
             .unwrap()
             .finish()
             .unwrap();
         let error = open(&path, footer).err().expect("refused");
-        assert!(error.to_string().contains("no dictionary"), "{error}");
+        assert!(error.to_string().contains("no model"), "{error}");
+    }
+
+    #[test]
+    fn merging_copies_frames_of_the_same_model_and_encodes_the_others_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let all = records(3_000);
+        let (a, b) = all.split_at(2_000);
+        let model = train_dictionary(a);
+        let other = train_dictionary(&all[500..2_500]);
+        assert_ne!(model, other);
+        let mut stores = Vec::new();
+        for (name, records, model) in [
+            ("a", a, &model),
+            ("b", b, &model),
+            ("c", a, &other),
+            ("d", b, &Vec::new()),
+        ] {
+            let path = dir.path().join(format!("{name}.store"));
+            stores.push(open(&path, write_store(&path, records, model).unwrap()).unwrap());
+        }
+        let [a_store, b_store, c_store, d_store] = &stores[..] else {
+            unreachable!()
+        };
+        let path = dir.path().join("merged.store");
+        let merged = open(
+            &path,
+            merge_stores(&path, &[a_store, b_store, c_store, d_store]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(merged.blobs.get(0).unwrap(), &model[..]);
+        let expected: Vec<&Vec<u8>> = a.iter().chain(b).chain(a).chain(b).collect();
+        assert_eq!(merged.len(), expected.len());
+        for (i, record) in expected.iter().enumerate() {
+            assert_eq!(&&merged.get(i).unwrap(), record, "record {i}");
+        }
+        // The frames of the stores of the same model are copied; the others', encoded again
+        // with it, are those that it writes.
+        for i in 0..2_000 {
+            assert_eq!(
+                merged.blobs.get(i + 1).unwrap(),
+                a_store.blobs.get(i + 1).unwrap()
+            );
+            assert_eq!(
+                merged.blobs.get(3_000 + i + 1).unwrap(),
+                a_store.blobs.get(i + 1).unwrap()
+            );
+        }
+        // No store: an empty one, without a model.
+        let path = dir.path().join("none.store");
+        let none = open(&path, merge_stores(&path, &[]).unwrap()).unwrap();
+        assert!(none.is_empty());
+        assert!(none.blobs.get(0).unwrap().is_empty());
+    }
+
+    /// Records of words in and out of a vocabulary, numbers, punctuation, non-ASCII text and
+    /// arbitrary bytes; some empty, some long.
+    fn record_strategy() -> impl Strategy<Value = Vec<u8>> {
+        let word = prop_oneof![
+            4 => prop::sample::select(vec![
+                "pool", "connection", "timeout", "the", "a", "raise", "max", "Ms", "ERROR",
+                "x1", "2024", "id", "q",
+            ])
+            .prop_map(|w| w.as_bytes().to_vec()),
+            2 => "[a-zA-Z0-9]{1,40}".prop_map(String::into_bytes),
+            1 => "\\PC{1,12}".prop_map(String::into_bytes),
+            1 => prop::collection::vec(any::<u8>(), 1..24),
+        ];
+        let separator = prop_oneof![
+            6 => Just(b" ".to_vec()),
+            1 => prop::sample::select(vec![", ", ". ", "\"", "", "  ", "\n", "\u{0}\u{0}\u{1}"])
+                .prop_map(|s| s.as_bytes().to_vec()),
+            1 => prop::collection::vec(any::<u8>(), 0..6),
+        ];
+        prop_oneof![
+            8 => prop::collection::vec((word, separator), 0..300)
+                .prop_map(|parts| parts.into_iter().flat_map(|(w, s)| [w, s]).flatten().collect()),
+            1 => prop::collection::vec(any::<u8>(), 0..2_000),
+            1 => Just(Vec::new()),
+            1 => (any::<u8>(), 0..70_000usize).prop_map(|(b, n)| vec![b; n]),
+        ]
+    }
+
+    /// Training text: the records of [`records`], those of the strategy's vocabulary.
+    fn training_records() -> Vec<Vec<u8>> {
+        let mut out = records(400);
+        out.push(b"the pool of connection q timeout raise max x1 2024 ERROR a id".repeat(50));
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn any_records_read_back(
+            records in prop::collection::vec(record_strategy(), 0..12),
+            trained in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.store");
+            let model = if trained { train_dictionary(&training_records()) } else { Vec::new() };
+            prop_assert_eq!(model.is_empty(), !trained);
+            let store = open(&path, write_store(&path, &records, &model).unwrap()).unwrap();
+            for (i, record) in records.iter().enumerate() {
+                prop_assert_eq!(&store.get(i).unwrap(), record);
+            }
+        }
+
+        #[test]
+        fn records_read_back_with_a_model_trained_on_themselves(
+            records in prop::collection::vec(record_strategy(), 20..60),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.store");
+            let store = open(
+                &path,
+                write_store(&path, &records, &train_dictionary(&records)).unwrap(),
+            )
+            .unwrap();
+            for (i, record) in records.iter().enumerate() {
+                prop_assert_eq!(&store.get(i).unwrap(), record);
+            }
+        }
+
+        #[test]
+        fn garbage_frames_and_models_fail_cleanly(
+            frames in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 1..8),
+            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            cut in any::<prop::sample::Index>(),
+            garbage_model in prop::collection::vec(any::<u8>(), 0..600),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let model = train_dictionary(&training_records());
+            let records = records(20);
+            let encoder = Model::parse(&model).unwrap().encoder();
+            let mut damaged_frames = frames.clone();
+            for record in &records {
+                let mut frame = Vec::new();
+                encoder.encode(record, &mut frame);
+                for &(at, xor) in &damage {
+                    let at = at.index(frame.len());
+                    frame[at] ^= xor;
+                }
+                damaged_frames.push(frame);
+            }
+            let mut damaged_model = model.clone();
+            for &(at, xor) in &damage {
+                let at = at.index(damaged_model.len());
+                damaged_model[at] ^= xor;
+            }
+            damaged_model.truncate(damaged_model.len() - cut.index(1 + damaged_model.len() / 8));
+            for (name, model) in [
+                ("model", &model),
+                ("none", &Vec::new()),
+                ("damaged", &damaged_model),
+                ("garbage", &garbage_model),
+            ] {
+                let path = dir.path().join(format!("{name}.store"));
+                let store = raw_store(&path, &[&[model.clone()][..], &damaged_frames].concat());
+                for i in 0..store.len() {
+                    if let Ok(record) = store.get(i) {
+                        // A frame that decodes states its length.
+                        prop_assert!(record.len() <= MAX_RECORD_LEN);
+                    }
+                }
+            }
+        }
     }
 }
