@@ -1,6 +1,6 @@
 //! Criterion benches of the hot paths: tokenization, FST lookup and prefix expansion, candidate
-//! scoring, top-k selection, record decoding, record reads from the store and index open, on a
-//! generated corpus.
+//! scoring, top-k selection, record decoding, the store's compression (training, encoding,
+//! decoding), record reads from the store and index open, on a generated corpus.
 //!
 //! `cargo bench --bench hot_paths`. The corpus generator is the comparative harness's
 //! (`bench/src/corpus.rs`), so both measure the same kind of text.
@@ -18,6 +18,8 @@ use reliora::format::dictionary::{write_dictionary, Dictionary};
 use reliora::format::file::IndexFile;
 use reliora::format::footer::FileKind;
 use reliora::format::manifest::Manifest;
+use reliora::format::store::{train_dictionary, MAX_RECORD_LEN};
+use reliora::format::wordcode::Model;
 use reliora::index::segment::Store;
 use reliora::record::{Feedback, SourcedRecord};
 use reliora::search::standard;
@@ -167,6 +169,42 @@ fn store_and_index(c: &mut Criterion) {
         b.iter(|| {
             i = (i + 1) % encoded.len();
             black_box(codec::decode(&encoded[i]).unwrap())
+        })
+    });
+    // The store's compression alone: the word model trained on the records (as a build trains
+    // it on its first spill), a record's frame encoded and decoded.
+    let mut group = c.benchmark_group("store");
+    group.sample_size(10);
+    group.bench_function("train_model", |b| {
+        b.iter(|| black_box(train_dictionary(&encoded)))
+    });
+    group.finish();
+    let model = Model::parse(&train_dictionary(&encoded)).unwrap();
+    let encoder = model.encoder();
+    let frames: Vec<Vec<u8>> = encoded
+        .iter()
+        .map(|record| {
+            let mut frame = Vec::new();
+            encoder.encode(record, &mut frame);
+            frame
+        })
+        .collect();
+    c.bench_function("store/encode_frame", |b| {
+        let mut i = 0;
+        let mut frame = Vec::new();
+        b.iter(|| {
+            i = (i + 1) % encoded.len();
+            frame.clear();
+            encoder.encode(&encoded[i], &mut frame);
+            black_box(frame.len())
+        })
+    });
+    c.bench_function("store/decode_frame", |b| {
+        // Frames at random, as search reads them.
+        let mut i: usize = 0;
+        b.iter(|| {
+            i = i.wrapping_mul(2_654_435_761).wrapping_add(12_345) % frames.len();
+            black_box(model.decode(&frames[i], MAX_RECORD_LEN).unwrap())
         })
     });
     let dir = tempfile::tempdir().unwrap();
