@@ -63,8 +63,9 @@ const SPELLING: usize = 257;
 const MAX_TOKENS: usize = 1 << 20;
 /// The longest token a model may hold.
 const MAX_TOKEN_LEN: usize = 64;
-/// The most bytes a model's long tokens may add up to (a bound for damaged models).
-const MAX_LONG_TEXT: usize = 1 << 24;
+/// The most bytes a model's tokens may add up to, each with a space (a bound for damaged
+/// models, which keeps spans in 32 bits).
+const MAX_TEXT: usize = 1 << 24;
 /// Bits of the decoding tables of tokens and of spelling.
 const TOKEN_BITS: u32 = 12;
 const SPELLING_BITS: u32 = 10;
@@ -92,17 +93,12 @@ fn kind_of(token: &[u8]) -> usize {
     }
 }
 
-/// A symbol's slot when decoding: a space, then its token if at most [`INLINE`] bytes, then
-/// zeros. The space lets a word after a word be copied with it; a short token is copied as a
-/// whole slot.
-const SLOT: usize = 16;
-const INLINE: usize = SLOT - 1;
-/// A symbol's meta byte is `word << 7 | len`, its token's length or one of these two. A token
-/// longer than [`INLINE`] is `LONG`: its slot holds its start in the long tokens' bytes (4 bytes,
-/// little-endian) and its length (1 byte), after the space.
-const LONG: u8 = 0x7E;
-const ESCAPE: u8 = 0x7F;
-const WORD_FLAG: u8 = 0x80;
+/// A symbol's span when decoding: `start << 8 | word << 7 | len`, its token's start in the text
+/// and its length; an escape's length is `ESCAPE`.
+const ESCAPE: u32 = 0x7F;
+const WORD_FLAG: u32 = 0x80;
+/// Tokens are copied as blocks of this many bytes, then cut back.
+const BLOCK: usize = 16;
 /// Symbols decoded before their tokens are copied.
 const BATCH: usize = 32;
 
@@ -114,13 +110,11 @@ pub struct Model {
 
 /// The model's alphabet, for decoding.
 struct Tokens {
-    /// A meta byte per symbol in canonical order (apart from the slots: decoding reads it
-    /// first, and these few bytes stay in the caches).
-    metas: Vec<u8>,
-    /// A [`SLOT`] per symbol in canonical order, then one of zeros.
-    slots: Vec<u8>,
-    /// The bytes of the tokens longer than [`INLINE`], each preceded by a space.
-    long: Vec<u8>,
+    /// A span per symbol, in canonical order.
+    spans: Vec<u32>,
+    /// The tokens, each preceded by a space (so that a word after a word is copied with its
+    /// space), then [`BLOCK`] zeros.
+    text: Vec<u8>,
     /// Code lengths per symbol, in canonical order (nondecreasing).
     lengths: Vec<u8>,
     /// Code lengths of the spelling codes (bytes, then the end mark): separators', words'.
@@ -132,19 +126,18 @@ struct Tokens {
 impl Tokens {
     /// The number of symbols.
     fn len(&self) -> usize {
-        self.metas.len()
+        self.spans.len()
     }
 
     /// The token of `symbol` (an escape: none).
     fn token(&self, symbol: usize) -> &[u8] {
-        let slot = &self.slots[symbol * SLOT..][..SLOT];
-        match self.metas[symbol] & 0x7F {
+        let span = self.spans[symbol];
+        match span & 0x7F {
             ESCAPE => &[],
-            LONG => {
-                let start = u32::from_le_bytes(slot[1..5].try_into().expect("4 bytes")) as usize;
-                &self.long[start..start + slot[5] as usize]
+            len => {
+                let start = (span >> 8) as usize;
+                &self.text[start..start + len as usize]
             }
-            len => &slot[1..1 + len as usize],
         }
     }
 }
@@ -174,16 +167,14 @@ impl Model {
             *count = n as usize;
             total += n as usize;
         }
-        let mut metas = Vec::with_capacity(total + 2);
-        let mut slots = Vec::with_capacity((total + 3) * SLOT);
-        let mut long = Vec::new();
+        let mut spans = Vec::with_capacity(total + 2);
+        let mut text = Vec::new();
         let mut lengths = Vec::with_capacity(total + 2);
         let mut token = Vec::with_capacity(MAX_TOKEN_LEN);
         for (len, &count) in counts.iter().enumerate().skip(1) {
-            for (word, &escape) in [WORD_FLAG, 0].iter().zip(&escapes) {
+            for (&word, &escape) in [WORD_FLAG, 0].iter().zip(&escapes) {
                 if usize::from(escape) == len {
-                    metas.push(word | ESCAPE);
-                    slots.extend_from_slice(&[0; SLOT]);
+                    spans.push(word | ESCAPE);
                     lengths.push(escape);
                 }
             }
@@ -205,28 +196,16 @@ impl Model {
                 } else {
                     0
                 };
-                let mut slot = [0u8; SLOT];
-                slot[0] = b' ';
-                if token.len() <= INLINE {
-                    slot[1..1 + token.len()].copy_from_slice(&token);
-                    metas.push(word | token.len() as u8);
-                } else {
-                    if long.len() + 1 + token.len() > MAX_LONG_TEXT {
-                        return Err(format!(
-                            "its long tokens are more than {MAX_LONG_TEXT} bytes"
-                        ));
-                    }
-                    long.push(b' ');
-                    slot[1..5].copy_from_slice(&(long.len() as u32).to_le_bytes());
-                    slot[5] = token.len() as u8;
-                    metas.push(word | LONG);
-                    long.extend_from_slice(&token);
+                if text.len() + 1 + token.len() > MAX_TEXT - BLOCK {
+                    return Err(format!("its tokens are more than {MAX_TEXT} bytes"));
                 }
-                slots.extend_from_slice(&slot);
+                text.push(b' ');
+                spans.push((text.len() as u32) << 8 | word | token.len() as u32);
+                text.extend_from_slice(&token);
                 lengths.push(len as u8);
             }
         }
-        slots.extend_from_slice(&[0; SLOT]);
+        text.extend_from_slice(&[0; BLOCK]);
         if !huffman::kraft_ok(lengths.iter().copied()) {
             return Err("its code lengths fit no prefix code".into());
         }
@@ -251,9 +230,8 @@ impl Model {
                 spelling: spelling_lengths
                     .each_ref()
                     .map(|lengths| Decoder::new(lengths, SPELLING_BITS)),
-                metas,
-                slots,
-                long,
+                spans,
+                text,
                 lengths,
                 spelling_lengths,
             }),
@@ -290,28 +268,27 @@ impl Model {
         let mut after_word = 0;
         // The bytes of the tokens decoded.
         let mut total = 0;
-        // Symbols are decoded a batch at a time, then their tokens copied: decoding a batch
-        // issues the loads of its symbols' slots close together, which the processor overlaps
-        // (a large model's slots do not fit its caches).
+        // Symbols are decoded a batch at a time, then their tokens copied, so that the loads of
+        // the tokens' text come close together, which the processor overlaps (a large model's
+        // text does not fit its caches). The batch holds `from << 8 | n`: the `n` bytes to
+        // copy from `from` in the text.
         let mut batch = [0u32; BATCH];
         while total < len {
             let mut decoded = 0;
             let mut escape = None;
             while decoded < BATCH && total < len {
                 let symbol = tokens.decoder.decode(&mut bits)?;
-                let meta = tokens.metas[symbol as usize];
-                let word = u32::from(meta >> 7);
+                let span = tokens.spans[symbol as usize];
+                let word = (span >> 7) & 1;
                 let space = after_word & word;
                 after_word = word;
-                total += match meta & 0x7F {
-                    ESCAPE => {
-                        escape = Some((word as usize, space));
-                        break;
-                    }
-                    LONG => tokens.token(symbol as usize).len(),
-                    token_len => usize::from(token_len),
-                } + space as usize;
-                batch[decoded] = symbol << 1 | space;
+                if span & 0x7F == ESCAPE {
+                    escape = Some((word as usize, space));
+                    break;
+                }
+                let n = (span & 0x7F) + space;
+                total += n as usize;
+                batch[decoded] = ((span >> 8) - space) << 8 | n;
                 decoded += 1;
             }
             if bits.overrun() {
@@ -321,27 +298,17 @@ impl Model {
                 return Err(passed());
             }
             for &entry in &batch[..decoded] {
-                let symbol = (entry >> 1) as usize;
-                let space = (entry & 1) as usize;
-                let token_len = usize::from(tokens.metas[symbol] & 0x7F);
-                if token_len <= INLINE {
-                    let from = symbol * SLOT + 1 - space;
-                    let n = token_len + space;
-                    if len - out.len() >= SLOT {
-                        // Copying a whole slot, then cutting back, is cheaper than copying `n`.
-                        let block: &[u8; SLOT] =
-                            tokens.slots[from..from + SLOT].try_into().expect("a slot");
-                        let end = out.len() + n;
-                        out.extend_from_slice(block);
-                        out.truncate(end);
-                    } else {
-                        out.extend_from_slice(&tokens.slots[from..from + n]);
-                    }
+                let from = (entry >> 8) as usize;
+                let n = (entry & 0xFF) as usize;
+                if n <= BLOCK && len - out.len() >= BLOCK {
+                    // Copying a whole block, then cutting back, is cheaper than copying `n`.
+                    let block: &[u8; BLOCK] =
+                        tokens.text[from..from + BLOCK].try_into().expect("a block");
+                    let end = out.len() + n;
+                    out.extend_from_slice(block);
+                    out.truncate(end);
                 } else {
-                    if space == 1 {
-                        out.push(b' ');
-                    }
-                    out.extend_from_slice(tokens.token(symbol));
+                    out.extend_from_slice(&tokens.text[from..from + n]);
                 }
             }
             if let Some((word, space)) = escape {
@@ -379,10 +346,10 @@ impl Model {
             let mut escapes = [NONE; 2];
             let mut empty = NONE;
             for (symbol, &code) in codes.iter().enumerate() {
-                let meta = tokens.metas[symbol];
+                let span = tokens.spans[symbol];
                 let code = pack(code);
-                let kind = usize::from(meta >> 7);
-                if meta & 0x7F == ESCAPE {
+                let kind = (span >> 7) as usize & 1;
+                if span & 0x7F == ESCAPE {
                     escapes[kind] = code;
                     continue;
                 }
