@@ -260,6 +260,23 @@ impl<'a> BitReader<'a> {
 /// code, `LONG | length` of the shortest code under that prefix; 0 where no code starts.
 const LONG: u32 = 0x80;
 
+/// Per length, the end of its codes (left-aligned) and the rank of its first code minus that
+/// code, for codes of `count[len]` symbols of each length.
+fn bounds(
+    count: &[u32; MAX_LEN as usize + 1],
+) -> ([u32; MAX_LEN as usize + 1], [u32; MAX_LEN as usize + 1]) {
+    let mut limit = [0u32; MAX_LEN as usize + 1];
+    let mut offset = [0u32; MAX_LEN as usize + 1];
+    let (mut code, mut rank) = (0u32, 0u32);
+    for len in 1..=MAX_LEN as usize {
+        code = (code + count[len - 1]) << 1;
+        offset[len] = rank.wrapping_sub(code);
+        rank += count[len];
+        limit[len] = (code + count[len]) << (MAX_LEN as usize - len);
+    }
+    (limit, offset)
+}
+
 /// Decodes one canonical code.
 pub struct Decoder {
     /// Bits indexing `table`.
@@ -288,15 +305,7 @@ impl Decoder {
             count[len as usize] += 1;
         }
         count[0] = 0;
-        let mut limit = [0u32; MAX_LEN as usize + 1];
-        let mut offset = [0u32; MAX_LEN as usize + 1];
-        let (mut code, mut rank) = (0u32, 0u32);
-        for len in 1..=MAX_LEN as usize {
-            code = (code + count[len - 1]) << 1;
-            offset[len] = rank.wrapping_sub(code);
-            rank += count[len];
-            limit[len] = (code + count[len]) << (MAX_LEN as usize - len);
-        }
+        let (limit, offset) = bounds(&count);
         let mut by_rank: Vec<u32> = (0..lengths.len() as u32)
             .filter(|&s| lengths[s as usize] > 0)
             .collect();
@@ -332,6 +341,46 @@ impl Decoder {
             limit,
             offset,
             by_rank,
+            symbols,
+        }
+    }
+
+    /// The decoder of a canonical code whose symbols are numbered in canonical order, `counts`
+    /// giving the number of codes of each length (0 for length 0; their Kraft sum at most 1;
+    /// fewer than 2^24 symbols), with a table of `bits` (≤ 16) bits. Its cost is that of the
+    /// table, whatever the number of symbols.
+    pub fn canonical(counts: &[u32; MAX_LEN as usize + 1], bits: u32) -> Decoder {
+        assert!((1..=16).contains(&bits) && counts[0] == 0);
+        let symbols: u32 = counts.iter().sum();
+        assert!(symbols < 1 << 24);
+        let (limit, offset) = bounds(counts);
+        let mut table = vec![0u32; 1 << bits];
+        let (mut code, mut rank) = (0u32, 0u32);
+        for len in 1..=MAX_LEN {
+            code = (code + counts[len as usize - 1]) << 1;
+            let count = counts[len as usize];
+            if len <= bits {
+                let width = 1 << (bits - len);
+                for k in 0..count {
+                    let first = ((code + k) << (bits - len)) as usize;
+                    table[first..first + width].fill((rank + k) << 8 | len);
+                }
+            } else if count > 0 {
+                // The shortest code under each prefix: lengths come in increasing order.
+                for prefix in code >> (len - bits)..=(code + count - 1) >> (len - bits) {
+                    if table[prefix as usize] == 0 {
+                        table[prefix as usize] = LONG | len;
+                    }
+                }
+            }
+            rank += count;
+        }
+        Decoder {
+            bits,
+            table,
+            limit,
+            offset,
+            by_rank: Vec::new(),
             symbols,
         }
     }
@@ -417,6 +466,22 @@ mod tests {
         for &s in symbols {
             assert_eq!(decoder.decode(&mut reader), Ok(s));
             assert!(!reader.overrun());
+        }
+        reader.finish().unwrap();
+        // Numbered in canonical order, the same symbols from the counts of their lengths.
+        let mut order: Vec<u32> = (0..lengths.len() as u32)
+            .filter(|&s| lengths[s as usize] > 0)
+            .collect();
+        order.sort_by_key(|&s| (lengths[s as usize], s));
+        let mut counts = [0u32; MAX_LEN as usize + 1];
+        for &s in &order {
+            counts[lengths[s as usize] as usize] += 1;
+        }
+        let decoder = Decoder::canonical(&counts, 4);
+        let mut reader = BitReader::new(&out);
+        for &s in symbols {
+            let rank = order.iter().position(|&o| o == s).unwrap() as u32;
+            assert_eq!(decoder.decode(&mut reader), Ok(rank));
         }
         reader.finish().unwrap();
     }

@@ -27,7 +27,7 @@
 //! stays O(1).
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rayon::prelude::*;
 
@@ -166,6 +166,9 @@ pub struct StoreFile {
     blobs: BlobFile,
     /// The parsed model, set when first needed.
     model: OnceLock<Model>,
+    /// Held while the model is parsed, so that threads reading their first records at once
+    /// parse it once.
+    parsing: Mutex<()>,
 }
 
 impl StoreFile {
@@ -180,6 +183,7 @@ impl StoreFile {
         Ok(StoreFile {
             blobs,
             model: OnceLock::new(),
+            parsing: Mutex::new(()),
         })
     }
 
@@ -214,6 +218,10 @@ impl StoreFile {
 
     /// The parsed model, read and checked on first use.
     fn model(&self) -> Result<&Model> {
+        if let Some(model) = self.model.get() {
+            return Ok(model);
+        }
+        let _parsing = self.parsing.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(model) = self.model.get() {
             return Ok(model);
         }

@@ -23,10 +23,11 @@
 //! format     u8       1
 //! escapes    2 × u8   the code lengths (1..=24) of the word escape and the separator escape
 //! counts     24 × varint   the number of tokens of each code length 1..=24
-//! tokens              by code length, then bytewise: varint (shared << 1 | odd), where shared
-//!                     is the number of bytes shared with the previous token's start; varint
-//!                     suffix length; suffix bytes. A token is a word when its first byte is a
-//!                     letter or digit, unless odd
+//! tokens              by code length, then bytewise: u8 odd << 7 | shared (the number of bytes
+//!                     shared with the start of the previous token), u8 the number of the
+//!                     bytes that follow, then those (a token has at most 64 bytes). A token is
+//!                     a word when its first byte is a letter or digit, unless odd (a separator
+//!                     of a letter or digit, or an empty word)
 //! spelling   2 × 257 × u8  the code lengths (1..=24) of bytes 0..=255 and of the end mark,
 //!                     for words, then for separators
 //! ```
@@ -115,8 +116,8 @@ struct Tokens {
     /// The tokens, each preceded by a space (so that a word after a word is copied with its
     /// space), then [`BLOCK`] zeros.
     text: Vec<u8>,
-    /// Code lengths per symbol, in canonical order (nondecreasing).
-    lengths: Vec<u8>,
+    /// Per code length, the number of symbols of that length.
+    counts: [u32; MAX_LEN as usize + 1],
     /// Code lengths of the spelling codes (bytes, then the end mark): separators', words'.
     spelling_lengths: [Vec<u8>; 2],
     decoder: Decoder,
@@ -157,58 +158,87 @@ impl Model {
         if escapes.iter().any(|len| !(1..=MAX_LEN as u8).contains(len)) {
             return Err(format!("its escapes have codes of {escapes:?} bits"));
         }
-        let mut counts = [0usize; MAX_LEN as usize + 1];
+        // Per code length, the number of tokens, then of symbols (escapes too).
+        let mut counts = [0u32; MAX_LEN as usize + 1];
         let mut total = 0usize;
         for count in &mut counts[1..] {
             let n = reader.varint()?;
-            if n > (MAX_TOKENS - total) as u64 {
-                return Err(format!("it holds more than {MAX_TOKENS} tokens"));
+            // Each token takes two bytes at least.
+            if n > (MAX_TOKENS - total) as u64 || n > (bytes.len() / 2 - total) as u64 {
+                return Err(format!(
+                    "it states more tokens than it holds ({n} of a length)"
+                ));
             }
-            *count = n as usize;
+            *count = n as u32;
             total += n as usize;
         }
+        // Each token shares a prefix with the previous one (front coding). It is rebuilt in
+        // `token`, and copied to the text after a space, by blocks of fixed size (cheaper than
+        // copies of the sizes of tokens), then cut back.
+        const COPY: usize = MAX_TOKEN_LEN;
         let mut spans = Vec::with_capacity(total + 2);
-        let mut text = Vec::new();
-        let mut lengths = Vec::with_capacity(total + 2);
-        let mut token = Vec::with_capacity(MAX_TOKEN_LEN);
-        for (len, &count) in counts.iter().enumerate().skip(1) {
+        let mut text = Vec::with_capacity(total * 8 + COPY + BLOCK);
+        let mut token = [0u8; 2 * COPY];
+        let mut previous = 0;
+        for (len, count) in counts.iter_mut().enumerate().skip(1) {
+            let tokens = *count;
             for (&word, &escape) in [WORD_FLAG, 0].iter().zip(&escapes) {
                 if usize::from(escape) == len {
                     spans.push(word | ESCAPE);
-                    lengths.push(escape);
+                    *count += 1;
                 }
             }
-            for _ in 0..count {
-                let shared = reader.varint()?;
-                let odd = shared & 1 == 1;
-                let shared = shared >> 1;
-                let suffix = reader.varint()?;
-                if shared > token.len() as u64 || suffix > MAX_TOKEN_LEN as u64 - shared {
+            for _ in 0..tokens {
+                let header = reader.take(2)?;
+                let odd = header[0] >> 7 == 1;
+                let (shared, suffix) = (usize::from(header[0] & 0x7F), usize::from(header[1]));
+                if shared > previous || suffix > MAX_TOKEN_LEN - shared {
                     return Err(format!(
-                        "it holds a token of {shared} + {suffix} bytes after one of {}",
-                        token.len()
+                        "it holds a token of {shared} + {suffix} bytes after one of {previous}"
                     ));
                 }
-                token.truncate(shared as usize);
-                token.extend_from_slice(reader.take(suffix as usize)?);
-                let word = if (kind_of(&token) == WORD) != odd {
+                let from = reader.at;
+                match reader.bytes.get(from..from + COPY) {
+                    Some(block) if suffix <= BLOCK => {
+                        token[shared..shared + BLOCK].copy_from_slice(&block[..BLOCK])
+                    }
+                    Some(block) => token[shared..shared + COPY].copy_from_slice(block),
+                    None => token[shared..shared + suffix].copy_from_slice(
+                        reader
+                            .bytes
+                            .get(from..from + suffix)
+                            .ok_or_else(|| format!("it ends before byte {}", from + suffix))?,
+                    ),
+                }
+                reader.at += suffix;
+                let n = shared + suffix;
+                previous = n;
+                let word = if (kind_of(&token[..n]) == WORD) != odd {
                     WORD_FLAG
                 } else {
                     0
                 };
-                if text.len() + 1 + token.len() > MAX_TEXT - BLOCK {
+                let start = text.len() + 1;
+                if start + n > MAX_TEXT - BLOCK {
                     return Err(format!("its tokens are more than {MAX_TEXT} bytes"));
                 }
+                spans.push((start as u32) << 8 | word | n as u32);
                 text.push(b' ');
-                spans.push((text.len() as u32) << 8 | word | token.len() as u32);
-                text.extend_from_slice(&token);
-                lengths.push(len as u8);
+                if n <= BLOCK {
+                    text.extend_from_slice(&token[..BLOCK]);
+                } else {
+                    text.extend_from_slice(&token[..COPY]);
+                }
+                text.truncate(start + n);
             }
         }
-        text.extend_from_slice(&[0; BLOCK]);
-        if !huffman::kraft_ok(lengths.iter().copied()) {
+        let kraft: u64 = (1..=MAX_LEN)
+            .map(|len| u64::from(counts[len as usize]) << (MAX_LEN - len))
+            .sum();
+        if kraft > 1 << MAX_LEN {
             return Err("its code lengths fit no prefix code".into());
         }
+        text.extend_from_slice(&[0; BLOCK]);
         let mut spelling_lengths = [Vec::new(), Vec::new()];
         for kind in [WORD, SEPARATOR] {
             let lengths = reader.take(SPELLING)?;
@@ -226,13 +256,13 @@ impl Model {
         }
         Ok(Model {
             tokens: Some(Tokens {
-                decoder: Decoder::new(&lengths, TOKEN_BITS),
+                decoder: Decoder::canonical(&counts, TOKEN_BITS),
                 spelling: spelling_lengths
                     .each_ref()
                     .map(|lengths| Decoder::new(lengths, SPELLING_BITS)),
                 spans,
                 text,
-                lengths,
+                counts,
                 spelling_lengths,
             }),
         })
@@ -339,7 +369,10 @@ impl Model {
     pub fn encoder(&self) -> Encoder {
         let codes = self.tokens.as_ref().map(|tokens| {
             let pack = |(code, len): (u32, u8)| code << 5 | u32::from(len);
-            let codes = huffman::canonical_codes(&tokens.lengths);
+            let lengths: Vec<u8> = (1..=MAX_LEN as u8)
+                .flat_map(|len| std::iter::repeat_n(len, tokens.counts[len as usize] as usize))
+                .collect();
+            let codes = huffman::canonical_codes(&lengths);
             let mut map = CodeMap::with_capacity(tokens.len());
             let mut singles = [NONE; 256];
             let mut glue = [NONE; 256];
@@ -1177,8 +1210,8 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
             .zip(token)
             .take_while(|(a, b)| a == b)
             .count();
-        put_varint((shared as u64) << 1 | u64::from(odd), &mut out);
-        put_varint((token.len() - shared) as u64, &mut out);
+        out.push(u8::from(odd) << 7 | shared as u8);
+        out.push((token.len() - shared) as u8);
         out.extend_from_slice(&token[shared..]);
         previous = token;
     }
