@@ -46,6 +46,16 @@
 //! Decoding checks what it reads and fails (with a problem for the caller to name its file)
 //! rather than panic, loop or allocate past the stated length: every code takes at least one
 //! bit, the bit stream may not be read past its end, and no token may pass the stated length.
+//!
+//! # Training
+//!
+//! A model is trained on a spread of the records of at most 48 MiB (the tokens are counted in
+//! parallel). A token joins the alphabet when the bits it saves over being spelled, in records
+//! as many times the sample as the records are, pay for its bytes in the model. The tokens the
+//! records will hold beyond the alphabet are those of the sample left out, and as many new
+//! ones as the sample holds tokens seen once (Good and Turing's estimate), its hapaxes standing
+//! for them: they weigh the escapes, the spelling codes, and the tokens, empty separators and
+//! glue of the pieces that they are cut into. The model depends on the records alone.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -1035,6 +1045,7 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
         )
         .map(|records| {
             let mut counts: HashMap<&[u8], u64, FixedState> = HashMap::default();
+            // Room for about four distinct tokens a record.
             counts.reserve(records.len() * 4);
             for record in records {
                 for_each_token(record, |token, _, _| *counts.entry(token).or_default() += 1);
@@ -1063,7 +1074,8 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
     let code_bits = |count: u64| (all as f64 / count as f64).log2() as f32;
 
     // A token joins the alphabet when its expected saving (spelling it, escape included,
-    // against its own code) pays for its bytes in the model.
+    // against its own code) pays for its bytes in the model: two, and about 0.6 of its own
+    // (front coding shares the rest).
     const SPELLED_BITS_PER_BYTE: f64 = 5.0;
     const ESCAPE_BITS: f64 = 6.0;
     // The tokens missing from the model, as the records will hold them: those of the sample
