@@ -538,25 +538,32 @@ impl Encoder {
         // entries touched in a tight loop, by loads independent of each other that the
         // processor overlaps: a large model's map does not fit the caches, and missing them
         // token by token would cost more than coding.
+        // A bit per byte of the record, set for a letter or digit; then zeros.
+        let mut word_bits = vec![0u64; len / 64 + 2];
+        for (i, chunk) in buf[..len.div_ceil(8) * 8].chunks_exact(8).enumerate() {
+            let lanes = word_lanes(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+            // The high bit of each lane, gathered into a byte.
+            let byte = (lanes >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            word_bits[i / 8] |= byte << (8 * (i % 8));
+        }
+        // The first byte at or after `at` that is a word byte (`word`) or not.
+        let next = |at: usize, word: bool| {
+            let flip = if word { 0 } else { u64::MAX };
+            let mut i = at / 64;
+            let mut bits = (word_bits[i] ^ flip) & (u64::MAX << (at % 64));
+            while bits == 0 && i * 64 < len {
+                i += 1;
+                bits = word_bits[i] ^ flip;
+            }
+            (i * 64 + bits.trailing_zeros() as usize).min(len)
+        };
         let mut pending: Vec<(u32, u32, u64)> = Vec::with_capacity(len / 4);
         let mut start = 0;
         // Whether a space precedes the token, not coded: a single space between two words.
         let mut spaced = false;
         while start < len {
             let word = IS_WORD[buf[start] as usize];
-            // The lanes of bytes of the other kind: where the token ends.
-            let flip = if word { HIGH } else { 0 };
-            let mut at = start;
-            let end = loop {
-                let ends = word_lanes(load8(&buf, at)) ^ flip;
-                if ends != 0 {
-                    break (at + ends.trailing_zeros() as usize / 8).min(len);
-                }
-                at += 8;
-                if at >= len {
-                    break len;
-                }
-            };
+            let end = next(start, !word);
             let n = end - start;
             let hash = if (2..=MAX_TOKEN_LEN).contains(&n) {
                 hash_at(&buf, start, n)
@@ -848,8 +855,10 @@ fn token_hash(token: &[u8]) -> u64 {
 /// The longest token an entry of [`CodeMap`] holds (longer ones are looked up apart).
 const MAP_TOKEN: usize = 24;
 
-/// An entry of [`CodeMap`]: a token and its code (`len` 0: a free entry).
+/// An entry of [`CodeMap`]: a token and its code (`len` 0: a free entry). Aligned, so that an
+/// entry lies in one cache line.
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 struct Entry {
     /// The token, then zeros.
     bytes: [u8; MAP_TOKEN],
