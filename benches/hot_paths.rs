@@ -179,7 +179,13 @@ fn store_and_index(c: &mut Criterion) {
         b.iter(|| black_box(train_dictionary(&encoded)))
     });
     group.finish();
-    let model = Model::parse(&train_dictionary(&encoded)).unwrap();
+    // Reading a model (once a process, with its first record): header and spans checked, the
+    // tokens read in place.
+    let model_bytes: std::sync::Arc<[u8]> = train_dictionary(&encoded).into();
+    c.bench_function("store/parse_model", |b| {
+        b.iter(|| black_box(Model::parse(model_bytes.clone()).unwrap()))
+    });
+    let model = Model::parse(model_bytes).unwrap();
     let encoder = model.encoder();
     let frames: Vec<Vec<u8>> = encoded
         .iter()

@@ -12,11 +12,13 @@
 //! Reading blob `i` checks its directory entry against the body bounds and its bytes against
 //! their CRC, so a damaged blob is reported, never decoded.
 
+use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::format::file::{read_u32, read_u64, IndexFile};
 use crate::format::footer::{FileKind, FileWriter, Footer};
+use crate::format::mmap::FileSlice;
 
 const ENTRY_LEN: usize = 16;
 const TRAILER_LEN: usize = 16;
@@ -116,6 +118,17 @@ impl BlobFile {
 
     /// Blob `index`, bounds- and CRC-checked.
     pub fn get(&self, index: usize) -> Result<&[u8]> {
+        Ok(&self.file.body()[self.checked_range(index)?])
+    }
+
+    /// Blob `index`, bounds- and CRC-checked, as a view that keeps the file mapped: for what
+    /// reads a blob in place for as long as it lives (the store's model).
+    pub fn get_shared(&self, index: usize) -> Result<FileSlice> {
+        Ok(self.file.body_range(self.checked_range(index)?))
+    }
+
+    /// Where blob `index` lies in the body, once its bounds and CRC are checked.
+    fn checked_range(&self, index: usize) -> Result<Range<usize>> {
         if index >= self.count {
             return Err(self
                 .file
@@ -126,20 +139,20 @@ impl BlobFile {
         let offset = read_u64(&self.file, body, at)? as usize;
         let len = read_u32(&self.file, body, at + 8)? as usize;
         let crc = read_u32(&self.file, body, at + 12)?;
-        let blob = offset
+        let range = offset
             .checked_add(len)
             .filter(|&end| end <= self.dir_offset)
-            .map(|end| &body[offset..end])
+            .map(|end| offset..end)
             .ok_or_else(|| {
                 self.file.corrupt(format!(
                     "blob {index} ({len} bytes at {offset}) is out of bounds"
                 ))
             })?;
-        if crc32fast::hash(blob) != crc {
+        if crc32fast::hash(&body[range.clone()]) != crc {
             return Err(self
                 .file
                 .corrupt(format!("blob {index} fails its checksum")));
         }
-        Ok(blob)
+        Ok(range)
     }
 }

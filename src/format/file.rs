@@ -60,6 +60,15 @@ impl IndexFile {
         self.file.slice(0, self.file.len() - FOOTER_LEN)
     }
 
+    /// A shareable view of `range` of the body (which must lie in it).
+    pub fn body_range(&self, range: std::ops::Range<usize>) -> FileSlice {
+        assert!(
+            range.end <= self.file.len() - FOOTER_LEN,
+            "range out of the body"
+        );
+        self.file.slice(range.start, range.end)
+    }
+
     /// Verifies the CRC of the whole body (O(file size)).
     pub fn verify(&self) -> Result<()> {
         verify_body(self.body(), &self.footer, self.path())

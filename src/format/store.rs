@@ -49,7 +49,7 @@ const CHUNK: usize = 4096;
 /// compressed with `model` (from [`train_dictionary`]; empty: none), and finishes the file.
 pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) -> Result<Footer> {
     let path = path.into();
-    let parsed = Model::parse(model).map_err(|problem| model_damage(&path, &problem))?;
+    let parsed = Model::parse(model.to_vec()).map_err(|problem| model_damage(&path, &problem))?;
     let mut writer = StoreWriter::create(path, model, &parsed)?;
     writer.compress(records)?;
     writer.finish()
@@ -62,7 +62,7 @@ pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) 
 pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<Footer> {
     let (model, parsed) = match stores.first() {
         Some(store) => (store.blobs.get(0)?, store.model()?),
-        None => (&[][..], &Model::parse(&[]).expect("no model")),
+        None => (&[][..], &Model::parse(Vec::new()).expect("no model")),
     };
     let mut writer = StoreWriter::create(path, model, parsed)?;
     for store in stores {
@@ -225,7 +225,7 @@ impl StoreFile {
         if let Some(model) = self.model.get() {
             return Ok(model);
         }
-        let model = Model::parse(self.blobs.get(0)?)
+        let model = Model::parse(self.blobs.get_shared(0)?)
             .map_err(|problem| model_damage(self.file().path(), &problem))?;
         Ok(self.model.get_or_init(|| model))
     }
@@ -334,7 +334,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let records = records(2_000);
         let model = train_dictionary(&records);
-        let encoder = Model::parse(&model).unwrap().encoder();
+        let encoder = Model::parse(model.clone()).unwrap().encoder();
         let frame = |record: &[u8]| {
             let mut frame = Vec::new();
             encoder.encode(record, &mut frame);
@@ -438,6 +438,24 @@ mod tests {
         .unwrap();
         let blobs = blobs_of(&good);
         drop(good);
+        // The header: format, escapes, 24 varints (the tokens of each code length); then the
+        // spelling lengths, then the spans, a u32 per symbol.
+        let (mut at, mut symbols, mut value, mut shift) = (3, 2, 0, 0);
+        for _ in 0..24 {
+            loop {
+                let byte = blobs[0][at];
+                at += 1;
+                value |= usize::from(byte & 0x7F) << shift;
+                shift += 7;
+                if byte < 0x80 {
+                    break;
+                }
+            }
+            symbols += value;
+            (value, shift) = (0, 0);
+        }
+        let (spelling, spans) = (at, at + 2 * 257);
+        let ends_in_spans = format!("it ends before byte {}", spans + 4 * symbols);
         let mut damaged = Vec::new();
         let mut model = blobs[0].clone();
         model[0] = 9;
@@ -446,22 +464,26 @@ mod tests {
         model[1] = 0;
         damaged.push((model, "its escapes have codes of [0, "));
         // Escapes of one bit each, and a token of one bit too many.
-        let spelling = [9u8; 2 * 257];
-        let mut model = vec![1, 1, 1, 1];
+        let mut model = vec![2, 1, 1, 1];
         model.extend_from_slice(&[0; 23]);
-        model.extend_from_slice(&[0, 1, b'a']);
-        model.extend_from_slice(&spelling);
+        model.extend_from_slice(&[9; 2 * 257]);
         damaged.push((model, "its code lengths fit no prefix code"));
         let mut model = blobs[0].clone();
-        model.pop();
-        damaged.push((model, "it ends before byte"));
+        model.truncate(spelling + 100);
+        damaged.push((model, "it states more tokens than it holds"));
         let mut model = blobs[0].clone();
-        model.push(0);
-        damaged.push((model, "it ends at byte"));
+        model.truncate(spans + 4 * symbols - 2);
+        damaged.push((model, &ends_in_spans));
         let mut model = blobs[0].clone();
-        let last = model.len() - 1;
-        model[last] = 0;
+        model[spelling + 7] = 0;
         damaged.push((model, "its spelling code lengths fit no prefix code"));
+        // A span past the text, and text too short for the tokens' spans.
+        let mut model = blobs[0].clone();
+        model[spans + 4..spans + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+        damaged.push((model, "the span of symbol 1 (0xffffffff) is out of bounds"));
+        let mut model = blobs[0].clone();
+        model.truncate(model.len() - 40);
+        damaged.push((model, "is out of bounds"));
         for (i, (model, expected)) in damaged.into_iter().enumerate() {
             let path = dir.path().join(format!("broken{i}.store"));
             let store = raw_store(&path, &[&[model][..], &blobs[1..]].concat());
@@ -632,7 +654,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let model = train_dictionary(&training_records());
             let records = records(20);
-            let encoder = Model::parse(&model).unwrap().encoder();
+            let encoder = Model::parse(model.clone()).unwrap().encoder();
             let mut damaged_frames = frames.clone();
             for record in &records {
                 let mut frame = Vec::new();

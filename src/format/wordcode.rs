@@ -18,18 +18,23 @@
 //!
 //! # Model (the store's blob 0)
 //!
+//! A model is read in place, from the mapped store: opening one reads its header and checks its
+//! spans, and never copies or rebuilds its tokens, so a process that decodes a few records pays
+//! little for a model of a few hundred thousand tokens.
+//!
 //! ```text
 //! empty               no model: frames hold records as they are (too little training text)
-//! format     u8       1
+//! format     u8       2
 //! escapes    2 × u8   the code lengths (1..=24) of the word escape and the separator escape
 //! counts     24 × varint   the number of tokens of each code length 1..=24
-//! tokens              by code length, then bytewise: u8 odd << 7 | shared (the number of bytes
-//!                     shared with the start of the previous token), u8 the number of the
-//!                     bytes that follow, then those (a token has at most 64 bytes). A token is
-//!                     a word when its first byte is a letter or digit, unless odd (a separator
-//!                     of a letter or digit, or an empty word)
 //! spelling   2 × 257 × u8  the code lengths (1..=24) of bytes 0..=255 and of the end mark,
 //!                     for words, then for separators
+//! spans      u32 LE per symbol, in canonical order: start << 8 | word << 7 | length, the
+//!                     token's start in the text, whether it decodes as a word (a separator of
+//!                     a letter or digit, or the empty separator, does not), its length (at
+//!                     most 64); an escape is word << 7 | 0x7F
+//! text                the tokens, each preceded by a space (so that a word after a word is
+//!                     copied with its space), then 16 zero bytes
 //! ```
 //!
 //! Canonical order numbers the symbols by code length; within a length, the word escape comes
@@ -59,6 +64,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::ops::Deref;
 
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
@@ -66,7 +72,7 @@ use rayon::prelude::*;
 use crate::format::huffman::{self, BitReader, BitWriter, Decoder, MAX_LEN};
 
 /// The model format written.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 /// The end mark of a spelled token, after the 256 byte values.
 const END: usize = 256;
 const SPELLING: usize = 257;
@@ -74,8 +80,7 @@ const SPELLING: usize = 257;
 const MAX_TOKENS: usize = 1 << 20;
 /// The longest token a model may hold.
 const MAX_TOKEN_LEN: usize = 64;
-/// The most bytes a model's tokens may add up to, each with a space (a bound for damaged
-/// models, which keeps spans in 32 bits).
+/// The most bytes a model's text may hold (which keeps spans in 32 bits).
 const MAX_TEXT: usize = 1 << 24;
 /// Bits of the decoding tables of tokens and of spelling.
 const TOKEN_BITS: u32 = 12;
@@ -119,13 +124,17 @@ pub struct Model {
     tokens: Option<Tokens>,
 }
 
-/// The model's alphabet, for decoding.
+/// The bytes a model is read from: its blob, mapped or in memory.
+type ModelBytes = Box<dyn Deref<Target = [u8]> + Send + Sync>;
+
+/// The model's alphabet, for decoding: read in place from its bytes.
 struct Tokens {
-    /// A span per symbol, in canonical order.
-    spans: Vec<u32>,
-    /// The tokens, each preceded by a space (so that a word after a word is copied with its
-    /// space), then [`BLOCK`] zeros.
-    text: Vec<u8>,
+    bytes: ModelBytes,
+    /// Where the spans (a u32 per symbol, in canonical order) and the text start in `bytes`.
+    spans_at: usize,
+    text_at: usize,
+    /// The number of symbols.
+    symbols: usize,
     /// Per code length, the number of symbols of that length.
     counts: [u32; MAX_LEN as usize + 1],
     /// Code lengths of the spelling codes (bytes, then the end mark): separators', words'.
@@ -134,32 +143,56 @@ struct Tokens {
     spelling: [Decoder; 2],
 }
 
+/// The span of `symbol` in `spans`.
+#[inline(always)]
+fn span_of(spans: &[u8], symbol: usize) -> u32 {
+    let at = 4 * symbol;
+    u32::from_le_bytes(spans[at..at + 4].try_into().expect("4 bytes"))
+}
+
 impl Tokens {
     /// The number of symbols.
     fn len(&self) -> usize {
-        self.spans.len()
+        self.symbols
+    }
+
+    /// The spans, a u32 per symbol.
+    fn spans(&self) -> &[u8] {
+        &self.bytes[self.spans_at..self.text_at]
+    }
+
+    /// The text the spans point into.
+    fn text(&self) -> &[u8] {
+        &self.bytes[self.text_at..]
     }
 
     /// The token of `symbol` (an escape: none).
     fn token(&self, symbol: usize) -> &[u8] {
-        let span = self.spans[symbol];
+        let span = span_of(self.spans(), symbol);
         match span & 0x7F {
             ESCAPE => &[],
             len => {
                 let start = (span >> 8) as usize;
-                &self.text[start..start + len as usize]
+                &self.text()[start..start + len as usize]
             }
         }
     }
 }
 
 impl Model {
-    /// Parses and checks a model (an empty one: no model).
-    pub fn parse(bytes: &[u8]) -> Result<Model, String> {
+    /// Parses and checks a model (an empty one: no model), which keeps `bytes` and reads its
+    /// tokens from them in place. The checks bound every read decoding makes: each span lies
+    /// in the text, with room for a block after it.
+    pub fn parse(
+        bytes: impl Deref<Target = [u8]> + Send + Sync + 'static,
+    ) -> Result<Model, String> {
         if bytes.is_empty() {
             return Ok(Model { tokens: None });
         }
-        let mut reader = ByteReader { bytes, at: 0 };
+        let mut reader = ByteReader {
+            bytes: &bytes,
+            at: 0,
+        };
         let format = reader.u8()?;
         if format != FORMAT {
             return Err(format!("it has format {format}, not {FORMAT}"));
@@ -168,13 +201,14 @@ impl Model {
         if escapes.iter().any(|len| !(1..=MAX_LEN as u8).contains(len)) {
             return Err(format!("its escapes have codes of {escapes:?} bits"));
         }
-        // Per code length, the number of tokens, then of symbols (escapes too).
+        // Per code length, the number of tokens, then of symbols (escapes too); and where the
+        // escapes fall in canonical order.
         let mut counts = [0u32; MAX_LEN as usize + 1];
         let mut total = 0usize;
         for count in &mut counts[1..] {
             let n = reader.varint()?;
-            // Each token takes two bytes at least.
-            if n > (MAX_TOKENS - total) as u64 || n > (bytes.len() / 2 - total) as u64 {
+            // Each token takes four bytes at least.
+            if n > (MAX_TOKENS - total) as u64 || n > (bytes.len() / 4 - total) as u64 {
                 return Err(format!(
                     "it states more tokens than it holds ({n} of a length)"
                 ));
@@ -182,65 +216,18 @@ impl Model {
             *count = n as u32;
             total += n as usize;
         }
-        // Each token shares a prefix with the previous one (front coding). It is rebuilt in
-        // `token`, and copied to the text after a space, by blocks of fixed size (cheaper than
-        // copies of the sizes of tokens), then cut back.
-        const COPY: usize = MAX_TOKEN_LEN;
-        let mut spans = Vec::with_capacity(total + 2);
-        let mut text = Vec::with_capacity(total * 8 + COPY + BLOCK);
-        let mut token = [0u8; 2 * COPY];
-        let mut previous = 0;
+        let mut escape_at = [usize::MAX; 2];
+        let mut symbols = 0;
         for (len, count) in counts.iter_mut().enumerate().skip(1) {
-            let tokens = *count;
-            for (&word, &escape) in [WORD_FLAG, 0].iter().zip(&escapes) {
+            let tokens = *count as usize;
+            for (slot, &escape) in escapes.iter().enumerate() {
                 if usize::from(escape) == len {
-                    spans.push(word | ESCAPE);
+                    escape_at[slot] = symbols;
+                    symbols += 1;
                     *count += 1;
                 }
             }
-            for _ in 0..tokens {
-                let header = reader.take(2)?;
-                let odd = header[0] >> 7 == 1;
-                let (shared, suffix) = (usize::from(header[0] & 0x7F), usize::from(header[1]));
-                if shared > previous || suffix > MAX_TOKEN_LEN - shared {
-                    return Err(format!(
-                        "it holds a token of {shared} + {suffix} bytes after one of {previous}"
-                    ));
-                }
-                let from = reader.at;
-                match reader.bytes.get(from..from + COPY) {
-                    Some(block) if suffix <= BLOCK => {
-                        token[shared..shared + BLOCK].copy_from_slice(&block[..BLOCK])
-                    }
-                    Some(block) => token[shared..shared + COPY].copy_from_slice(block),
-                    None => token[shared..shared + suffix].copy_from_slice(
-                        reader
-                            .bytes
-                            .get(from..from + suffix)
-                            .ok_or_else(|| format!("it ends before byte {}", from + suffix))?,
-                    ),
-                }
-                reader.at += suffix;
-                let n = shared + suffix;
-                previous = n;
-                let word = if (kind_of(&token[..n]) == WORD) != odd {
-                    WORD_FLAG
-                } else {
-                    0
-                };
-                let start = text.len() + 1;
-                if start + n > MAX_TEXT - BLOCK {
-                    return Err(format!("its tokens are more than {MAX_TEXT} bytes"));
-                }
-                spans.push((start as u32) << 8 | word | n as u32);
-                text.push(b' ');
-                if n <= BLOCK {
-                    text.extend_from_slice(&token[..BLOCK]);
-                } else {
-                    text.extend_from_slice(&token[..COPY]);
-                }
-                text.truncate(start + n);
-            }
+            symbols += tokens;
         }
         let kraft: u64 = (1..=MAX_LEN)
             .map(|len| u64::from(counts[len as usize]) << (MAX_LEN - len))
@@ -248,7 +235,6 @@ impl Model {
         if kraft > 1 << MAX_LEN {
             return Err("its code lengths fit no prefix code".into());
         }
-        text.extend_from_slice(&[0; BLOCK]);
         let mut spelling_lengths = [Vec::new(), Vec::new()];
         for kind in [WORD, SEPARATOR] {
             let lengths = reader.take(SPELLING)?;
@@ -261,19 +247,47 @@ impl Model {
             }
             spelling_lengths[kind] = lengths.to_vec();
         }
-        if reader.at != bytes.len() {
-            return Err(format!("it ends at byte {} of {}", reader.at, bytes.len()));
+        let spans_at = reader.at;
+        let spans = reader.take(4 * symbols)?;
+        let text_at = reader.at;
+        let text = bytes.len() - text_at;
+        if !(BLOCK + 1..=MAX_TEXT).contains(&text) {
+            return Err(format!("its text of {text} bytes is out of bounds"));
         }
+        // The escapes where canonical order puts them, tokens elsewhere, each in the text with
+        // a byte before it and a block after its start.
+        for (symbol, span) in spans.chunks_exact(4).enumerate() {
+            let span = u32::from_le_bytes(span.try_into().expect("4 bytes"));
+            let escape = match escape_at.iter().position(|&at| at == symbol) {
+                Some(0) => Some(WORD_FLAG | ESCAPE),
+                Some(_) => Some(ESCAPE),
+                None => None,
+            };
+            let (start, len) = ((span >> 8) as usize, (span & 0x7F) as usize);
+            let fits = match escape {
+                Some(escape) => span == escape,
+                None => len <= MAX_TOKEN_LEN && start > 0 && start + len.max(BLOCK) <= text,
+            };
+            if !fits {
+                return Err(format!(
+                    "the span of symbol {symbol} ({span:#x}) is out of bounds"
+                ));
+            }
+        }
+        let decoder = Decoder::canonical(&counts, TOKEN_BITS);
+        let spelling = spelling_lengths
+            .each_ref()
+            .map(|lengths| Decoder::new(lengths, SPELLING_BITS));
         Ok(Model {
             tokens: Some(Tokens {
-                decoder: Decoder::canonical(&counts, TOKEN_BITS),
-                spelling: spelling_lengths
-                    .each_ref()
-                    .map(|lengths| Decoder::new(lengths, SPELLING_BITS)),
-                spans,
-                text,
+                bytes: Box::new(bytes),
+                spans_at,
+                text_at,
+                symbols,
                 counts,
                 spelling_lengths,
+                decoder,
+                spelling,
             }),
         })
     }
@@ -301,6 +315,7 @@ impl Model {
             }
             return Ok(rest.to_vec());
         };
+        let (spans, text) = (tokens.spans(), tokens.text());
         let mut out = Vec::with_capacity(len);
         let mut bits = BitReader::new(rest);
         let passed = || format!("its tokens pass its stated length of {len} bytes");
@@ -318,7 +333,7 @@ impl Model {
             let mut escape = None;
             while decoded < BATCH && total < len {
                 let symbol = tokens.decoder.decode(&mut bits)?;
-                let span = tokens.spans[symbol as usize];
+                let span = span_of(spans, symbol as usize);
                 let word = (span >> 7) & 1;
                 let space = after_word & word;
                 after_word = word;
@@ -342,13 +357,12 @@ impl Model {
                 let n = (entry & 0xFF) as usize;
                 if n <= BLOCK && len - out.len() >= BLOCK {
                     // Copying a whole block, then cutting back, is cheaper than copying `n`.
-                    let block: &[u8; BLOCK] =
-                        tokens.text[from..from + BLOCK].try_into().expect("a block");
+                    let block: &[u8; BLOCK] = text[from..from + BLOCK].try_into().expect("a block");
                     let end = out.len() + n;
                     out.extend_from_slice(block);
                     out.truncate(end);
                 } else {
-                    out.extend_from_slice(&tokens.text[from..from + n]);
+                    out.extend_from_slice(&text[from..from + n]);
                 }
             }
             if let Some((word, space)) = escape {
@@ -389,7 +403,7 @@ impl Model {
             let mut escapes = [NONE; 2];
             let mut empty = NONE;
             for (symbol, &code) in codes.iter().enumerate() {
-                let span = tokens.spans[symbol];
+                let span = span_of(tokens.spans(), symbol);
                 let code = pack(code);
                 let kind = (span >> 7) as usize & 1;
                 if span & 0x7F == ESCAPE {
@@ -1083,8 +1097,8 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
     let code_bits = |count: u64| (all as f64 / count as f64).log2() as f32;
 
     // A token joins the alphabet when its expected saving (spelling it, escape included,
-    // against its own code) pays for its bytes in the model: two, and about 0.6 of its own
-    // (front coding shares the rest).
+    // against its own code) pays for its bytes in the model: its span, its space and its own,
+    // while the text stays within its bound (with room for the one-byte tokens added below).
     const SPELLED_BITS_PER_BYTE: f64 = 5.0;
     const ESCAPE_BITS: f64 = 6.0;
     // The tokens missing from the model, as the records will hold them: those of the sample
@@ -1097,11 +1111,17 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
     // the tokens alone.
     let mut chosen_order = Vec::new();
     let mut missing = Vec::new();
+    let mut text_bytes = 0;
     for &(token, count) in &tokens {
         let spelled = ESCAPE_BITS + SPELLED_BITS_PER_BYTE * (token.len() + 1) as f64;
         let saving = count as f64 * scale * (spelled - f64::from(code_bits(count)));
-        let cost = 8.0 * (token.len() as f64 * 0.6 + 2.0);
-        if token.len() <= MAX_TOKEN_LEN && chosen.len() < MAX_TOKENS - 64 && saving > cost {
+        let cost = 8.0 * (token.len() + 5) as f64;
+        if token.len() <= MAX_TOKEN_LEN
+            && chosen.len() < MAX_TOKENS - 512
+            && text_bytes + token.len() < MAX_TEXT - 1024
+            && saving > cost
+        {
+            text_bytes += token.len() + 1;
             chosen.insert(token, count * ONE);
             chosen_order.push(token);
             if count == 1 && novel > 0 {
@@ -1224,21 +1244,33 @@ pub fn train(records: &[Vec<u8>]) -> Vec<u8> {
     for &count in &counts[1..] {
         put_varint(count, &mut out);
     }
-    let mut previous: &[u8] = &[];
-    for &(_, token, odd) in &by_length {
-        let shared = previous
-            .iter()
-            .zip(token)
-            .take_while(|(a, b)| a == b)
-            .count();
-        out.push(u8::from(odd) << 7 | shared as u8);
-        out.push((token.len() - shared) as u8);
-        out.extend_from_slice(&token[shared..]);
-        previous = token;
-    }
     for kind in [WORD, SEPARATOR] {
         out.extend_from_slice(&huffman::code_lengths(&spelling[kind], MAX_LEN));
     }
+    // The spans in canonical order (per code length: the escapes, then the tokens), and the
+    // text they point into.
+    let mut text = Vec::new();
+    let mut tokens = by_length.iter().peekable();
+    for len in 1..=MAX_LEN as u8 {
+        for (&flag, &escape) in [WORD_FLAG, 0].iter().zip(&lengths[..2]) {
+            if escape == len {
+                out.extend_from_slice(&(flag | ESCAPE).to_le_bytes());
+            }
+        }
+        while let Some(&(_, token, odd)) = tokens.next_if(|t| t.0 == len) {
+            let word = if (kind_of(token) == WORD) != odd {
+                WORD_FLAG
+            } else {
+                0
+            };
+            text.push(b' ');
+            let span = (text.len() as u32) << 8 | word | token.len() as u32;
+            text.extend_from_slice(token);
+            out.extend_from_slice(&span.to_le_bytes());
+        }
+    }
+    text.extend_from_slice(&[0; BLOCK]);
+    out.extend_from_slice(&text);
     out
 }
 
@@ -1360,7 +1392,7 @@ mod tests {
 
     #[test]
     fn spaces_words_and_separators_read_back() {
-        let model = Model::parse(&train(&corpus(3_000))).unwrap();
+        let model = Model::parse(train(&corpus(3_000))).unwrap();
         for record in [
             &b""[..],
             b" ",
@@ -1392,7 +1424,7 @@ mod tests {
     #[test]
     fn glued_words_cost_little_more_than_the_words() {
         let records = corpus(3_000);
-        let model = Model::parse(&train(&records)).unwrap();
+        let model = Model::parse(train(&records)).unwrap();
         // A length byte that glues fields' words in the corpus.
         let glue = records
             .iter()
@@ -1410,7 +1442,7 @@ mod tests {
     fn no_model_stores_records_as_they_are() {
         let records = corpus(10);
         assert!(train(&records).is_empty());
-        let model = Model::parse(&[]).unwrap();
+        let model = Model::parse(Vec::new()).unwrap();
         let frame = round_trip(&model, b"as it is");
         assert_eq!(frame, b"\x08as it is");
     }
