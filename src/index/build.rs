@@ -1,7 +1,7 @@
 //! Writing a segment: analysis in parallel, inversion, and the files of `format`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -45,8 +45,8 @@ struct Shard {
 impl Shard {
     /// Adds `(key, group, tf, record)` entries, records ascending. A key is copied only the
     /// first time the shard sees it.
-    fn add(&mut self, terms: Vec<Routed<'_>>) {
-        for (key, group, tf, doc) in terms {
+    fn add(&mut self, terms: &[Routed<'_>]) {
+        for &(key, group, tf, doc) in terms {
             let number = match self.numbers.get(key) {
                 Some(&number) => number,
                 None => {
@@ -207,12 +207,6 @@ pub(crate) struct BuildShared {
     frequent: Option<FrequentWords>,
 }
 
-impl BuildShared {
-    fn frequent_words(&self) -> &[String] {
-        self.frequent.as_ref().map_or(&[], FrequentWords::words)
-    }
-}
-
 /// Writes the segment `name` holding `records` (in order) into `dir`.
 pub(crate) fn write_segment(
     dir: &Path,
@@ -223,24 +217,93 @@ pub(crate) fn write_segment(
     progress: Option<&ProgressBar>,
 ) -> Result<WrittenSegment> {
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
-    let mut files = BTreeMap::new();
+    let inverted = invert(records, analyzer, &mut shared.frequent, progress);
+    let BuildShared {
+        dictionary,
+        frequent,
+    } = shared;
+    let words = frequent.as_ref().map_or(&[][..], FrequentWords::words);
+    let mut group_length_sums = [0u64; GROUP_COUNT];
+    for lengths in &inverted.group_lengths {
+        for (sum, &len) in group_length_sums.iter_mut().zip(lengths) {
+            *sum += u64::from(len);
+        }
+    }
+    // The files are independent: they are written at once, so that the serial parts of one
+    // (writing its blobs, building an FST) overlap the parallel parts of another.
+    let Inverted {
+        shards,
+        group_lengths,
+        pair_records,
+    } = inverted;
+    let ((terms, store), (small, columns)) = rayon::join(
+        || {
+            rayon::join(
+                || write_terms(&path, shards),
+                || write_records(&path, records, dictionary),
+            )
+        },
+        || {
+            rayon::join(
+                || write_facets_pairs_entities_ids(&path, records, words, pair_records),
+                || write_columns(&path, records, &group_lengths),
+            )
+        },
+    );
+    let (term_count, mut files) = terms?;
+    files.extend(store?);
+    files.extend(small?);
+    files.extend(columns?);
+    Ok(WrittenSegment {
+        entry: SegmentEntry {
+            name: name.to_string(),
+            records: records.len() as u64,
+            files: files
+                .into_iter()
+                .map(|(suffix, entry)| (suffix.to_string(), entry))
+                .collect(),
+            group_length_sums: Some(group_length_sums),
+        },
+        terms: term_count,
+    })
+}
 
-    // Analyze a batch of records in parallel, then invert it: term → its postings as
-    // (group, record, tf), records ascending. Batches keep the analyzed form small.
-    // The inversion is sharded by the key's hash: each shard owns its terms and is filled in
-    // parallel, in record order, so every term's postings ascend.
+/// A segment's files as they are written: suffix and manifest entry.
+type Files = Vec<(&'static str, FileEntry)>;
+
+/// What inverting a segment's records produced.
+struct Inverted {
+    /// The term shards: term → number, and per number its postings.
+    shards: Vec<Shard>,
+    /// Per record, its tokens per field group.
+    group_lengths: Vec<[u32; GROUP_COUNT]>,
+    /// (pair id, record) of every pair a record holds, as `pair << 32 | record`.
+    pair_records: Vec<u64>,
+}
+
+/// Records routed to the shards at a time, in parallel.
+const ROUTE_RECORDS: usize = 512;
+
+/// Analyzes `records` a batch at a time in parallel and inverts them: term → its postings as
+/// (record, group, tf), records ascending. The inversion is sharded by the key's hash: each
+/// shard owns its terms and is filled in parallel, in record order, so every term's postings
+/// ascend. `frequent` (the build's frequent words, pairs.rs) is chosen from the first batch
+/// when not yet chosen; none when the analyzer stems, as its tokens are not words then.
+fn invert(
+    records: &[SourcedRecord],
+    analyzer: &TextAnalyzer,
+    frequent: &mut Option<FrequentWords>,
+    progress: Option<&ProgressBar>,
+) -> Inverted {
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
-    // (pair id, record) of every pair a record holds, as `pair << 32 | record`.
     let mut pair_records: Vec<u64> = Vec::new();
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
         let tokens: Vec<RecordTokens> = batch
             .par_iter()
             .map(|r| RecordTokens::of(&r.record, analyzer))
             .collect();
-        // The build's frequent words (pairs.rs), chosen from its first batch; none when the
-        // analyzer stems, as its tokens are not words then.
-        let frequent = shared.frequent.get_or_insert_with(|| {
+        let frequent = frequent.get_or_insert_with(|| {
             if analyzer.stems() {
                 FrequentWords::default()
             } else {
@@ -252,9 +315,9 @@ pub(crate) fn write_segment(
             .map(|tokens| analyze(tokens, frequent))
             .collect();
         drop(tokens);
-        let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
+        let first = b * BATCH_RECORDS;
         for (i, record_terms) in analyzed.iter().enumerate() {
-            let doc = (b * BATCH_RECORDS + i) as u32;
+            let doc = (first + i) as u32;
             group_lengths.push(record_terms.group_lengths);
             pair_records.extend(
                 record_terms
@@ -262,19 +325,42 @@ pub(crate) fn write_segment(
                     .iter()
                     .map(|&pair| u64::from(pair) << 32 | u64::from(doc)),
             );
-            for term in &record_terms.terms {
-                let &(_, _, group, tf, shard) = term;
-                routed[shard as usize].push((record_terms.key(term), group, tf, doc));
-            }
         }
-        shards
-            .par_iter_mut()
-            .zip(routed)
-            .for_each(|(shard, terms)| shard.add(terms));
+        // Runs of records routed in parallel, each run's terms per shard; then each shard
+        // takes its part of every run, in record order.
+        let runs: Vec<Vec<Vec<Routed>>> = analyzed
+            .par_chunks(ROUTE_RECORDS)
+            .enumerate()
+            .map(|(r, run)| {
+                let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
+                for (i, record_terms) in run.iter().enumerate() {
+                    let doc = (first + r * ROUTE_RECORDS + i) as u32;
+                    for term in &record_terms.terms {
+                        let &(_, _, group, tf, shard) = term;
+                        routed[shard as usize].push((record_terms.key(term), group, tf, doc));
+                    }
+                }
+                routed
+            })
+            .collect();
+        shards.par_iter_mut().enumerate().for_each(|(s, shard)| {
+            for run in &runs {
+                shard.add(&run[s]);
+            }
+        });
         if let Some(bar) = progress {
             bar.inc(batch.len() as u64);
         }
     }
+    Inverted {
+        shards,
+        group_lengths,
+        pair_records,
+    }
+}
+
+/// The term postings and the term dictionary, keys in order. Returns the number of terms.
+fn write_terms(path: &impl Fn(&str) -> PathBuf, mut shards: Vec<Shard>) -> Result<(usize, Files)> {
     let mut keys: Vec<(Vec<u8>, u32, u32)> = Vec::new();
     for (s, shard) in shards.iter_mut().enumerate() {
         keys.extend(
@@ -297,16 +383,42 @@ pub(crate) fn write_segment(
     for blob in &blobs {
         writer.push(blob)?;
     }
-    files.insert("terms.post".to_string(), FileEntry::from(writer.finish()?));
+    drop(blobs);
+    let mut files = vec![("terms.post", FileEntry::from(writer.finish()?))];
     let footer = write_dictionary(
         &path("terms.fst"),
         keys.iter().enumerate().map(|(i, (k, _, _))| (k, i as u64)),
     )?;
-    files.insert("terms.fst".to_string(), footer.into());
-    let term_count = keys.len();
-    drop(blobs);
-    drop(keys);
+    files.push(("terms.fst", footer.into()));
+    Ok((keys.len(), files))
+}
 
+/// The record store, compressed with the build's model (trained on this segment's records when
+/// it is the build's first).
+fn write_records(
+    path: &impl Fn(&str) -> PathBuf,
+    records: &[SourcedRecord],
+    dictionary: &mut Option<Vec<u8>>,
+) -> Result<Files> {
+    let encoded: Vec<Vec<u8>> = records
+        .par_iter()
+        .map(|r| codec::encode(&r.record, &r.locator))
+        .collect();
+    let dictionary = dictionary.get_or_insert_with(|| train_dictionary(&encoded));
+    Ok(vec![(
+        "store",
+        write_store(path("store"), &encoded, dictionary)?.into(),
+    )])
+}
+
+/// Facets, word pairs, entities, ids: the smaller files.
+fn write_facets_pairs_entities_ids(
+    path: &impl Fn(&str) -> PathBuf,
+    records: &[SourcedRecord],
+    words: &[String],
+    mut pair_records: Vec<u64>,
+) -> Result<Files> {
+    let mut files = Files::new();
     // Facets: tag phrases, memory types, supersedes targets.
     let mut facets: BTreeMap<Vec<u8>, RoaringBitmap> = BTreeMap::new();
     for (doc, r) in records.iter().enumerate() {
@@ -335,17 +447,16 @@ pub(crate) fn write_segment(
         writer.push(&bytes)?;
         keys.push(key);
     }
-    files.insert("facets.post".to_string(), writer.finish()?.into());
+    files.push(("facets.post", writer.finish()?.into()));
     let footer = write_dictionary(
         &path("facets.fst"),
         keys.iter().enumerate().map(|(i, k)| (k, i as u64)),
     )?;
-    files.insert("facets.fst".to_string(), footer.into());
+    files.push(("facets.fst", footer.into()));
 
     // Word pairs: the frequent words, each word's partners, then each pair's records.
     pair_records.par_sort_unstable();
     let runs: Vec<&[u64]> = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).collect();
-    let words = shared.frequent_words();
     let mut partners: Vec<Vec<u16>> = vec![Vec::new(); words.len()];
     for run in &runs {
         let id = (run[0] >> 32) as usize;
@@ -363,7 +474,7 @@ pub(crate) fn write_segment(
         writer.push(&bytes)?;
     }
     drop(pair_records);
-    files.insert("pairs".to_string(), writer.finish()?.into());
+    files.push(("pairs", writer.finish()?.into()));
 
     // Entities: lowercased name → the number of records naming it.
     let mut entities: BTreeMap<String, u64> = BTreeMap::new();
@@ -382,7 +493,7 @@ pub(crate) fn write_segment(
         }
     }
     let footer = write_dictionary(&path("entities.fst"), entities.iter().map(|(k, &v)| (k, v)))?;
-    files.insert("entities.fst".to_string(), footer.into());
+    files.push(("entities.fst", footer.into()));
     drop(entities);
 
     // Ids and locators → record number.
@@ -394,32 +505,20 @@ pub(crate) fn write_segment(
             .or_insert(doc as u64);
     }
     let footer = write_dictionary(&path("ids.fst"), ids.iter().map(|(k, &v)| (k, v)))?;
-    files.insert("ids.fst".to_string(), footer.into());
+    files.push(("ids.fst", footer.into()));
     drop(ids);
 
-    // The record store.
-    let encoded: Vec<Vec<u8>> = records
-        .par_iter()
-        .map(|r| codec::encode(&r.record, &r.locator))
-        .collect();
-    let dictionary = shared
-        .dictionary
-        .get_or_insert_with(|| train_dictionary(&encoded));
-    files.insert(
-        "store".to_string(),
-        write_store(path("store"), &encoded, dictionary)?.into(),
-    );
-    drop(encoded);
+    Ok(files)
+}
 
-    // Columns.
-    let mut group_length_sums = [0u64; GROUP_COUNT];
-    for lengths in &group_lengths {
-        for (sum, &len) in group_length_sums.iter_mut().zip(lengths) {
-            *sum += u64::from(len);
-        }
-    }
+/// The per-record columns.
+fn write_columns(
+    path: &impl Fn(&str) -> PathBuf,
+    records: &[SourcedRecord],
+    group_lengths: &[[u32; GROUP_COUNT]],
+) -> Result<Files> {
     let mut columns = ColumnsWriter::new(path("columns"));
-    for (r, lengths) in records.iter().zip(&group_lengths) {
+    for (r, lengths) in records.iter().zip(group_lengths) {
         let record = &r.record;
         let memory_type = record.memory_type_normalized();
         columns.push(&Row {
@@ -437,15 +536,5 @@ pub(crate) fn write_segment(
             supersedes: record.supersedes.as_deref(),
         });
     }
-    files.insert("columns".to_string(), columns.finish()?.into());
-
-    Ok(WrittenSegment {
-        entry: SegmentEntry {
-            name: name.to_string(),
-            records: records.len() as u64,
-            files,
-            group_length_sums: Some(group_length_sums),
-        },
-        terms: term_count,
-    })
+    Ok(vec![("columns", columns.finish()?.into())])
 }

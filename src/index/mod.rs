@@ -140,66 +140,101 @@ impl Index {
             );
             bar
         });
-        let mut writer = writer::GenerationWriter::new(dir, options.stem, merge, bar.as_ref())?;
+        let writer = writer::GenerationWriter::new(dir, options.stem, merge, bar.as_ref())?;
         // Every id seen, with its position in the build (segment-major), for duplicates.
         let mut ids: HashMap<Box<str>, u64> = HashMap::new();
         let mut pending: Vec<SourcedRecord> = Vec::new();
+        // Records handed to the segment writer.
         let mut written = 0u64;
         let mut skipped = Vec::new();
         // A duplicate id stops the writing, not the reading: an invalid record later in the
         // input is still reported first, as it would be had the whole input been read first.
-        let mut duplicate: Option<Error> = None;
-        read_inputs_in_batches(
-            &options.inputs,
-            &options.field_map,
-            options.skip_invalid,
-            |batch| {
-                skipped.extend(batch.skipped.into_iter().map(|s| SkippedRecord {
-                    locator: s.locator,
-                    message: s.error.to_string(),
-                }));
-                for r in batch.records {
-                    if duplicate.is_some() {
-                        continue;
-                    }
-                    let position = written + pending.len() as u64;
-                    match ids.entry(r.record.id.as_str().into()) {
-                        std::collections::hash_map::Entry::Occupied(first) => {
-                            let first = *first.get();
-                            let first = match first.checked_sub(written) {
-                                Some(i) => pending[i as usize].locator.clone(),
-                                None => writer.locator(
-                                    (first / per_segment as u64) as usize,
-                                    (first % per_segment as u64) as u32,
-                                )?,
-                            };
-                            duplicate = Some(Error::DuplicateId {
-                                id: r.record.id.clone(),
-                                first,
-                                second: r.locator,
-                            });
+        // Its first occurrence: a locator, or the position of a record handed to the writer.
+        let mut duplicate: Option<(Box<str>, std::result::Result<String, u64>, String)> = None;
+        // A thread writes each spill while the next one is read and parsed: the serial parts of
+        // one (inversion routing, dictionaries, files) overlap the parallel parts of the other.
+        // The channel holds no spill: the reader waits for the writer to take one, so at most
+        // two spills are in memory.
+        let (read, writer, wrote) = std::thread::scope(|scope| {
+            let (spills, received) = std::sync::mpsc::sync_channel::<Vec<SourcedRecord>>(0);
+            let background = scope.spawn(move || {
+                let mut writer = writer;
+                let wrote = received
+                    .into_iter()
+                    .try_for_each(|spill| writer.push_segment(&spill));
+                (writer, wrote)
+            });
+            // The writer stopped (it returns its error when joined).
+            let stopped = || Error::io(dir, std::io::Error::other("the segment writer stopped"));
+            let read = read_inputs_in_batches(
+                &options.inputs,
+                &options.field_map,
+                options.skip_invalid,
+                |batch| {
+                    skipped.extend(batch.skipped.into_iter().map(|s| SkippedRecord {
+                        locator: s.locator,
+                        message: s.error.to_string(),
+                    }));
+                    for r in batch.records {
+                        if duplicate.is_some() {
                             continue;
                         }
-                        std::collections::hash_map::Entry::Vacant(slot) => {
-                            slot.insert(position);
+                        let position = written + pending.len() as u64;
+                        match ids.entry(r.record.id.as_str().into()) {
+                            std::collections::hash_map::Entry::Occupied(first) => {
+                                let first = *first.get();
+                                let first = match first.checked_sub(written) {
+                                    Some(i) => Ok(pending[i as usize].locator.clone()),
+                                    None => Err(first),
+                                };
+                                duplicate = Some((r.record.id.as_str().into(), first, r.locator));
+                                continue;
+                            }
+                            std::collections::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(position);
+                            }
+                        }
+                        pending.push(r);
+                        if pending.len() == per_segment {
+                            written += pending.len() as u64;
+                            let spill = std::mem::take(&mut pending);
+                            spills.send(spill).map_err(|_| stopped())?;
                         }
                     }
-                    pending.push(r);
-                    if pending.len() == per_segment {
-                        writer.push_segment(&pending)?;
-                        written += pending.len() as u64;
-                        pending.clear();
-                    }
+                    Ok(())
+                },
+            );
+            let read = read.and_then(|()| {
+                if duplicate.is_none() && !pending.is_empty() {
+                    written += pending.len() as u64;
+                    spills
+                        .send(std::mem::take(&mut pending))
+                        .map_err(|_| stopped())?;
                 }
                 Ok(())
-            },
-        )?;
-        if let Some(error) = duplicate {
-            return Err(error);
-        }
-        if !pending.is_empty() {
-            writer.push_segment(&pending)?;
-            written += pending.len() as u64;
+            });
+            drop(spills);
+            let (writer, wrote) = background
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, writer, wrote)
+        });
+        // The writer's error first: it stopped the reading.
+        wrote?;
+        read?;
+        if let Some((id, first, second)) = duplicate {
+            let first = match first {
+                Ok(locator) => locator,
+                Err(position) => writer.locator(
+                    (position / per_segment as u64) as usize,
+                    (position % per_segment as u64) as u32,
+                )?,
+            };
+            return Err(Error::DuplicateId {
+                id: id.into(),
+                first,
+                second,
+            });
         }
         drop(pending);
         let (manifest, terms) = writer.commit()?;
