@@ -245,7 +245,7 @@ pub(crate) fn write_segment(
         },
         || {
             rayon::join(
-                || write_facets_pairs_entities_ids(&path, records, words, pair_records),
+                || write_small_files(&path, records, words, pair_records),
                 || write_columns(&path, records, &group_lengths),
             )
         },
@@ -412,7 +412,7 @@ fn write_records(
 }
 
 /// Facets, word pairs, entities, ids: the smaller files.
-fn write_facets_pairs_entities_ids(
+fn write_small_files(
     path: &impl Fn(&str) -> PathBuf,
     records: &[SourcedRecord],
     words: &[String],

@@ -101,12 +101,21 @@ pub struct Index {
     superseders: OnceLock<HashMap<String, String>>,
 }
 
+/// Where a build first saw an id it meets again.
+enum FirstSeen {
+    /// In the spill being read: that record's locator.
+    Read(String),
+    /// In a spill handed to the segment writer: the record's position in the build, whose
+    /// locator is read back once the writer has stopped.
+    Written(u64),
+}
+
 impl Index {
     /// Builds a new index generation in `dir` from the inputs of `options`.
     ///
-    /// Input is read a batch at a time and written a segment of
-    /// [`BuildOptions::segment_records`] records at a time, so memory stays bounded whatever
-    /// the corpus size (JSON Lines input; a JSON array file is read whole). The previous
+    /// Input is read a batch at a time and written a segment (or spill) at a time, a thread
+    /// writing each while the next is read, so memory stays bounded whatever the corpus size
+    /// (JSON Lines input; a JSON array file is read whole). The previous
     /// generation, if any, stays readable until the new manifest replaces it; a build that
     /// fails removes what it wrote.
     pub fn build(dir: &Path, options: &BuildOptions) -> Result<BuildReport> {
@@ -149,8 +158,7 @@ impl Index {
         let mut skipped = Vec::new();
         // A duplicate id stops the writing, not the reading: an invalid record later in the
         // input is still reported first, as it would be had the whole input been read first.
-        // Its first occurrence: a locator, or the position of a record handed to the writer.
-        let mut duplicate: Option<(Box<str>, std::result::Result<String, u64>, String)> = None;
+        let mut duplicate: Option<(Box<str>, FirstSeen, String)> = None;
         // A thread writes each spill while the next one is read and parsed: the serial parts of
         // one (inversion routing, dictionaries, files) overlap the parallel parts of the other.
         // The channel holds no spill: the reader waits for the writer to take one, so at most
@@ -184,8 +192,8 @@ impl Index {
                             std::collections::hash_map::Entry::Occupied(first) => {
                                 let first = *first.get();
                                 let first = match first.checked_sub(written) {
-                                    Some(i) => Ok(pending[i as usize].locator.clone()),
-                                    None => Err(first),
+                                    Some(i) => FirstSeen::Read(pending[i as usize].locator.clone()),
+                                    None => FirstSeen::Written(first),
                                 };
                                 duplicate = Some((r.record.id.as_str().into(), first, r.locator));
                                 continue;
@@ -224,8 +232,8 @@ impl Index {
         read?;
         if let Some((id, first, second)) = duplicate {
             let first = match first {
-                Ok(locator) => locator,
-                Err(position) => writer.locator(
+                FirstSeen::Read(locator) => locator,
+                FirstSeen::Written(position) => writer.locator(
                     (position / per_segment as u64) as usize,
                     (position % per_segment as u64) as u32,
                 )?,
