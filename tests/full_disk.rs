@@ -141,7 +141,13 @@ fn a_full_disk_fails_writes_cleanly_and_keeps_the_previous_index() {
         let before = answers(&index);
         fill_leaving(&fs.mount, &filler, room_kib << 10);
         let commands: [Step<'_>; 3] = [
-            ("build", vec!["build", "--input", arg(&input)], None),
+            // Spills of 300 records: the disk fills up in the thread writing them while the
+            // next ones are read, and the build must report that error, not the reader's.
+            (
+                "build",
+                vec!["build", "--input", arg(&input), "--spill-records", "300"],
+                None,
+            ),
             ("record", vec!["record", "-"], Some(record)),
             ("compact", vec!["compact"], None),
         ];

@@ -38,7 +38,8 @@
 //! ```
 //!
 //! Canonical order numbers the symbols by code length; within a length, the word escape comes
-//! first, then the separator escape, then the tokens in the order stored.
+//! first, then the separator escape, then the tokens (written bytewise; decoding needs only
+//! the spans).
 //!
 //! # Frame (a record)
 //!
