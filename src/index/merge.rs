@@ -16,7 +16,7 @@
 //! - word pairs: the inputs share their frequent words (`BuildShared`), so a pair's records are
 //!   the inputs' records of that pair, renumbered; inputs whose words differ get no pairs in
 //!   the merged segment (pairs only speed phrases up);
-//! - the store: frames copied when the inputs share the first one's compression dictionary
+//! - the store: frames copied when the inputs share the first one's compression model
 //!   (which one build's segments do), otherwise decompressed and compressed again;
 //! - columns: row by row.
 //!
@@ -286,33 +286,35 @@ impl Merger<'_> {
             Some((first, rest)) if rest.iter().all(|h| h.words == first.words) => &first.words,
             _ => &[],
         };
-        // Per word, per input: the number of its first pair there and its partners.
-        let partners_in = |word: usize| -> Result<Vec<(u32, Vec<u16>)>> {
-            self.inputs
+        // Per word, per input: the number of its first pair there and its partners (read once,
+        // for the union written in the head and for the records of each pair).
+        let mut theirs: Vec<Vec<(u32, Vec<u16>)>> = Vec::with_capacity(words.len());
+        let mut partners: Vec<Vec<u16>> = Vec::with_capacity(words.len());
+        for word in 0..words.len() {
+            let inputs = self
+                .inputs
                 .iter()
                 .zip(&headers)
                 .map(|(segment, header)| {
                     let blob = segment.pairs.get(header.partners_blob(word))?;
                     header.partners(word, blob, segment.pairs.file())
                 })
-                .collect()
-        };
-        let mut partners: Vec<Vec<u16>> = Vec::with_capacity(words.len());
-        for word in 0..words.len() {
-            let mut union: Vec<u16> = partners_in(word)?
-                .into_iter()
-                .flat_map(|(_, seconds)| seconds)
+                .collect::<Result<Vec<_>>>()?;
+            let mut union: Vec<u16> = inputs
+                .iter()
+                .flat_map(|(_, seconds)| seconds.iter().copied())
                 .collect();
             union.sort_unstable();
             union.dedup();
             partners.push(union);
+            theirs.push(inputs);
         }
         format_pairs::write_head(&mut writer, words, &partners)?;
         let word_numbers: Vec<usize> = (0..words.len()).collect();
         for chunk in word_numbers.chunks(BATCH / 64) {
             let blobs = chunk
                 .par_iter()
-                .map(|&word| self.pair_records(&partners[word], partners_in(word)?))
+                .map(|&word| self.pair_records(&headers, &partners[word], &theirs[word]))
                 .collect::<Result<Vec<_>>>()?;
             for blob in blobs.iter().flatten() {
                 writer.push(blob)?;
@@ -322,9 +324,14 @@ impl Merger<'_> {
         Ok(writer.finish()?.into())
     }
 
-    /// The records blobs of the pairs a word starts with each of `seconds`, given the number
-    /// of its first pair and its partners in each input.
-    fn pair_records(&self, seconds: &[u16], inputs: Vec<(u32, Vec<u16>)>) -> Result<Vec<Vec<u8>>> {
+    /// The records blobs of the pairs a word starts with each of `seconds`, given the inputs'
+    /// pair `headers` and, per input, the number of the word's first pair and its partners.
+    fn pair_records(
+        &self,
+        headers: &[&format_pairs::PairHeader],
+        seconds: &[u16],
+        inputs: &[(u32, Vec<u16>)],
+    ) -> Result<Vec<Vec<u8>>> {
         let mut next = vec![0usize; inputs.len()];
         let mut records: Vec<u32> = Vec::new();
         let mut blobs = Vec::with_capacity(seconds.len());
@@ -335,10 +342,9 @@ impl Merger<'_> {
                     continue;
                 }
                 let (segment, base) = (&self.inputs[s], self.bases[s]);
-                let header = segment.pair_header()?;
                 let blob = segment
                     .pairs
-                    .get(header.records_blob(first_pair + next[s] as u32))?;
+                    .get(headers[s].records_blob(first_pair + next[s] as u32))?;
                 format_pairs::for_each_record(blob, segment.len(), segment.pairs.file(), |r| {
                     records.push(base + r)
                 })?;
