@@ -18,7 +18,7 @@ use reliora::format::dictionary::{write_dictionary, Dictionary};
 use reliora::format::file::IndexFile;
 use reliora::format::footer::FileKind;
 use reliora::format::manifest::Manifest;
-use reliora::format::store::{train_dictionary, MAX_RECORD_LEN};
+use reliora::format::store::{train_model, MAX_RECORD_LEN};
 use reliora::format::wordcode::Model;
 use reliora::index::segment::Store;
 use reliora::record::{Feedback, SourcedRecord};
@@ -176,12 +176,12 @@ fn store_and_index(c: &mut Criterion) {
     let mut group = c.benchmark_group("store");
     group.sample_size(10);
     group.bench_function("train_model", |b| {
-        b.iter(|| black_box(train_dictionary(&encoded)))
+        b.iter(|| black_box(train_model(&encoded)))
     });
     group.finish();
     // Reading a model (once a process, with its first record): header and spans checked, the
     // tokens read in place.
-    let model_bytes: std::sync::Arc<[u8]> = train_dictionary(&encoded).into();
+    let model_bytes: std::sync::Arc<[u8]> = train_model(&encoded).into();
     c.bench_function("store/parse_model", |b| {
         b.iter(|| black_box(Model::parse(model_bytes.clone()).unwrap()))
     });

@@ -46,7 +46,7 @@ pub const MAX_RECORD_LEN: usize = codec::DECODE_LIMIT;
 const CHUNK: usize = 4096;
 
 /// Writes the store at `path` holding `records` (each one's codec bytes, in record order),
-/// compressed with `model` (from [`train_dictionary`]; empty: none), and finishes the file.
+/// compressed with `model` (from [`train_model`]; empty: none), and finishes the file.
 pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) -> Result<Footer> {
     let path = path.into();
     let parsed = Model::parse(model.to_vec()).map_err(|problem| model_damage(&path, &problem))?;
@@ -157,7 +157,7 @@ impl StoreWriter {
 /// A model trained on a spread of `records` (serialized: the store's blob 0), or none (empty)
 /// when they are too few for one to pay. A build trains one on its first segment's records and
 /// compresses every segment with it, so that merging its segments copies their frames.
-pub fn train_dictionary(records: &[Vec<u8>]) -> Vec<u8> {
+pub fn train_model(records: &[Vec<u8>]) -> Vec<u8> {
     wordcode::train(records)
 }
 
@@ -282,7 +282,7 @@ mod tests {
         for n in [0, 1, 3, 2_000] {
             let path = dir.path().join(format!("{n}.store"));
             let records = records(n);
-            let footer = write_store(&path, &records, &train_dictionary(&records)).unwrap();
+            let footer = write_store(&path, &records, &train_model(&records)).unwrap();
             let store = open(&path, footer).unwrap();
             assert_eq!(store.len(), n);
             let model = store.blobs.get(0).unwrap().len();
@@ -304,7 +304,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.store");
         let records = records(2_000);
-        write_store(&path, &records, &train_dictionary(&records)).unwrap();
+        write_store(&path, &records, &train_model(&records)).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         // Record 1's frame follows the model and record 0's frame: flip its last byte.
         let store = {
@@ -333,7 +333,7 @@ mod tests {
     fn frames_that_pass_their_checksum_but_are_wrong_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let records = records(2_000);
-        let model = train_dictionary(&records);
+        let model = train_model(&records);
         let encoder = Model::parse(model.clone()).unwrap().encoder();
         let frame = |record: &[u8]| {
             let mut frame = Vec::new();
@@ -433,7 +433,7 @@ mod tests {
         let records = records(2_000);
         let good = open(
             &path,
-            write_store(&path, &records, &train_dictionary(&records)).unwrap(),
+            write_store(&path, &records, &train_model(&records)).unwrap(),
         )
         .unwrap();
         let blobs = blobs_of(&good);
@@ -528,8 +528,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let all = records(3_000);
         let (a, b) = all.split_at(2_000);
-        let model = train_dictionary(a);
-        let other = train_dictionary(&all[500..2_500]);
+        let model = train_model(a);
+        let other = train_model(&all[500..2_500]);
         assert_ne!(model, other);
         let mut stores = Vec::new();
         for (name, records, model) in [
@@ -620,7 +620,7 @@ mod tests {
         ) {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("p.store");
-            let model = if trained { train_dictionary(&training_records()) } else { Vec::new() };
+            let model = if trained { train_model(&training_records()) } else { Vec::new() };
             prop_assert_eq!(model.is_empty(), !trained);
             let store = open(&path, write_store(&path, &records, &model).unwrap()).unwrap();
             for (i, record) in records.iter().enumerate() {
@@ -636,7 +636,7 @@ mod tests {
             let path = dir.path().join("p.store");
             let store = open(
                 &path,
-                write_store(&path, &records, &train_dictionary(&records)).unwrap(),
+                write_store(&path, &records, &train_model(&records)).unwrap(),
             )
             .unwrap();
             for (i, record) in records.iter().enumerate() {
@@ -652,7 +652,7 @@ mod tests {
             garbage_model in prop::collection::vec(any::<u8>(), 0..600),
         ) {
             let dir = tempfile::tempdir().unwrap();
-            let model = train_dictionary(&training_records());
+            let model = train_model(&training_records());
             let records = records(20);
             let encoder = Model::parse(model.clone()).unwrap().encoder();
             let mut damaged_frames = frames.clone();

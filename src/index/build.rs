@@ -16,7 +16,7 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
-use crate::format::store::{train_dictionary, write_store};
+use crate::format::store::{train_model, write_store};
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
@@ -199,11 +199,11 @@ pub(crate) struct WrittenSegment {
 }
 
 /// What the segments of one build share, fixed by its first segment: the store's compression
-/// dictionary and the frequent words of the word pairs. Sharing them lets the build merge its
+/// model and the frequent words of the word pairs. Sharing them lets the build merge its
 /// segments by copying frames and concatenating pair postings (merge.rs).
 #[derive(Default)]
 pub(crate) struct BuildShared {
-    dictionary: Option<Vec<u8>>,
+    model: Option<Vec<u8>>,
     frequent: Option<FrequentWords>,
 }
 
@@ -218,10 +218,7 @@ pub(crate) fn write_segment(
 ) -> Result<WrittenSegment> {
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
     let inverted = invert(records, analyzer, &mut shared.frequent, progress);
-    let BuildShared {
-        dictionary,
-        frequent,
-    } = shared;
+    let BuildShared { model, frequent } = shared;
     let words = frequent.as_ref().map_or(&[][..], FrequentWords::words);
     let mut group_length_sums = [0u64; GROUP_COUNT];
     for lengths in &inverted.group_lengths {
@@ -240,7 +237,7 @@ pub(crate) fn write_segment(
         || {
             rayon::join(
                 || write_terms(&path, shards),
-                || write_records(&path, records, dictionary),
+                || write_records(&path, records, model),
             )
         },
         || {
@@ -398,16 +395,16 @@ fn write_terms(path: &impl Fn(&str) -> PathBuf, mut shards: Vec<Shard>) -> Resul
 fn write_records(
     path: &impl Fn(&str) -> PathBuf,
     records: &[SourcedRecord],
-    dictionary: &mut Option<Vec<u8>>,
+    model: &mut Option<Vec<u8>>,
 ) -> Result<Files> {
     let encoded: Vec<Vec<u8>> = records
         .par_iter()
         .map(|r| codec::encode(&r.record, &r.locator))
         .collect();
-    let dictionary = dictionary.get_or_insert_with(|| train_dictionary(&encoded));
+    let model = model.get_or_insert_with(|| train_model(&encoded));
     Ok(vec![(
         "store",
-        write_store(path("store"), &encoded, dictionary)?.into(),
+        write_store(path("store"), &encoded, model)?.into(),
     )])
 }
 
