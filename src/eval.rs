@@ -245,6 +245,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             progress: false,
             segment_records: 0,
             spill_records: 0,
+            replace: false,
         },
     )?;
     let build_seconds = started.elapsed().as_secs_f64();

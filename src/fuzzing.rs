@@ -54,6 +54,7 @@ pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
     let kind = kind_of(name);
     match (fix_checksums, kind, Manifest::load(dir)) {
         (true, Some(kind), Ok(mut manifest)) => {
+            let _ = std::fs::remove_file(&path);
             let Ok(footer) = write_file(&path, kind, bytes) else {
                 return;
             };

@@ -256,7 +256,9 @@ fn build_rejects_every_class_of_bad_input_and_keeps_the_previous_index() {
         input.push(b'\n');
         let file = work.path().join("input.jsonl");
         std::fs::write(&file, &input).unwrap();
-        let run = reliora(&index, &["build", "--input", arg(&file)], None);
+        // --replace: the index holds recorded writes, and even a build allowed to drop them
+        // keeps the previous index when its input is bad.
+        let run = reliora(&index, &["build", "--input", arg(&file), "--replace"], None);
         assert_bad(&run, "invalid_record", &mentions, case);
         assert!(
             run.json()["message"]

@@ -78,6 +78,13 @@ pub enum Command {
     Stats,
     /// Verify every file; exit 0 when sound, 3 when damaged.
     Check,
+    /// Rebuild every intact record of a damaged index into a new generation, leaving the
+    /// damaged files in place.
+    Salvage {
+        /// Stem tokens, when the manifest that would say so is lost.
+        #[arg(long)]
+        stem: bool,
+    },
     /// Serve the index to AI agents: an MCP server on stdio (tools search, record, feedback,
     /// show). Logs go to stderr.
     #[cfg(feature = "mcp")]
@@ -136,6 +143,10 @@ pub struct BuildArgs {
     /// Stem tokens with Snowball English (recorded in the index).
     #[arg(long)]
     pub stem: bool,
+    /// Replace an index that holds records written by `record` (dropping them; the report
+    /// says how many).
+    #[arg(long)]
+    pub replace: bool,
     /// Records per spill: a build holds one spill in memory at a time and merges the spills
     /// into one segment at the end [default: 200000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

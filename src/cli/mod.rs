@@ -31,6 +31,13 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Err(e) => return clap_failure(e, &argv),
     };
     let printer = Printer::new(cli.format);
+    writer::on_lock_wait(|dir| {
+        output::note(&format!(
+            "waiting for another process writing to {} to finish (it holds {}/LOCK)",
+            dir.display(),
+            dir.display()
+        ))
+    });
     // Only `search` takes several indexes (a federated search).
     let index_dir: &Path = match (&cli.command, cli.index.as_slice()) {
         (Command::Search(_), [first, ..]) | (_, [first]) => first,
@@ -49,7 +56,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     if let Command::Mcp = cli.command {
         return reliora::mcp::serve_stdio(index_dir.to_path_buf()).map_or_else(
             |error| {
-                eprintln!("error [{}]: {error}", error.code());
+                output::note(&format!("error [{}]: {error}", error.code()));
                 error.exit_status()
             },
             |()| 0,
@@ -114,13 +121,21 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             printer.json_or_text(&report, |out| output::write_check(out, &report));
             Ok(if report.sound { 0 } else { 3 })
         }
+        Command::Salvage { stem } => {
+            reliora::index::salvage::salvage(index_dir, *stem).map(|report| {
+                printer.json_or_text(&report, |out| output::write_salvage(out, &report));
+                0
+            })
+        }
         #[cfg(feature = "mcp")]
         Command::Mcp => unreachable!("served above"),
     };
-    match outcome {
+    let status = match outcome {
         Ok(status) => status,
+        Err(error) if output::is_closed_stdout(&error) => 0,
         Err(error) => printer.error(&error),
-    }
+    };
+    printer.finish(status)
 }
 
 fn clap_failure(error: clap::Error, argv: &[OsString]) -> i32 {
@@ -180,10 +195,17 @@ fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i
         progress: std::io::stderr().is_terminal(),
         segment_records: build.segment_records.map_or(0, |n| n as usize),
         spill_records: build.spill_records.map_or(0, |n| n as usize),
+        replace: build.replace,
     };
     let report = Index::build(dir, &options)?;
     for skipped in &report.skipped {
-        eprintln!("skipped {}: {}", skipped.locator, skipped.message);
+        output::note(&format!("skipped {}: {}", skipped.locator, skipped.message));
+    }
+    if report.dropped_recorded > 0 {
+        output::note(&format!(
+            "--replace dropped {} records written by `reliora record`",
+            report.dropped_recorded
+        ));
     }
     printer.json_or_text(&report, |out| output::write_build(out, &report));
     Ok(0)
@@ -356,7 +378,7 @@ fn run_export(dir: &Path, output: Option<&Path>) -> Result<i32> {
         }
     };
     if output.is_some() {
-        eprintln!("exported {count} records");
+        output::note(&format!("exported {count} records"));
     }
     Ok(0)
 }

@@ -5,13 +5,20 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use reliora::index::check::CheckReport;
+use reliora::index::salvage::SalvageReport;
 use reliora::{BuildReport, Error, SearchResponse, Stats};
 
 use super::args::Format;
 
 /// Prints results and errors in the chosen format.
+///
+/// Output never panics: a closed pipe (`reliora export | head`) ends the command quietly, as
+/// ripgrep does, and any other write error (a full disk) is reported on stderr with a non-zero
+/// exit status ([`Printer::finish`]).
 pub struct Printer {
     format: Format,
+    /// The first error writing to stdout.
+    failed: std::cell::RefCell<Option<io::Error>>,
 }
 
 impl Printer {
@@ -19,6 +26,7 @@ impl Printer {
     pub fn new(format: Option<Format>) -> Printer {
         Printer {
             format: Format::resolve(format),
+            failed: std::cell::RefCell::new(None),
         }
     }
 
@@ -36,8 +44,7 @@ impl Printer {
                 .and_then(|_| writeln!(out)),
             Format::Text => text(&mut out),
         };
-        // A closed pipe (e.g. `| head`) is not an error worth a panic.
-        let _ = written.and_then(|_| out.flush());
+        self.keep(written.and_then(|_| out.flush()));
     }
 
     /// Reports `error` (JSON on stdout, or a line on stderr) and returns its exit status.
@@ -48,12 +55,65 @@ impl Printer {
                     "error": error.code().as_str(),
                     "message": error.to_string(),
                 });
-                println!("{value}");
+                let stdout = io::stdout();
+                let mut out = stdout.lock();
+                self.keep(writeln!(out, "{value}").and_then(|_| out.flush()));
             }
-            Format::Text => eprintln!("error [{}]: {error}", error.code()),
+            Format::Text => note(&format!("error [{}]: {error}", error.code())),
         }
         error.exit_status()
     }
+
+    fn keep(&self, written: io::Result<()>) {
+        if let Err(error) = written {
+            self.failed.borrow_mut().get_or_insert(error);
+        }
+    }
+
+    /// The exit status once everything is printed: `status`, unless writing to stdout failed
+    /// for another reason than a closed pipe (then 1, with a line on stderr).
+    pub fn finish(&self, status: i32) -> i32 {
+        match self.failed.borrow_mut().take() {
+            None => status,
+            Some(error) if error.kind() == io::ErrorKind::BrokenPipe => status,
+            Some(error) => {
+                note(&format!(
+                    "error [io_error]: writing to stdout failed: {error}"
+                ));
+                1
+            }
+        }
+    }
+}
+
+/// A line on stderr; a closed stderr is ignored, never a panic.
+pub fn note(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// Whether `error` is stdout closed by its reader (`| head`): the command ends quietly.
+pub fn is_closed_stdout(error: &Error) -> bool {
+    matches!(error, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// What `salvage` did.
+pub fn write_salvage(out: &mut dyn Write, r: &SalvageReport) -> io::Result<()> {
+    for problem in &r.unreadable {
+        writeln!(out, "unreadable: {problem}")?;
+    }
+    writeln!(
+        out,
+        "salvaged {} records ({} read from segments, {} log entries replayed) into generation {}",
+        r.records, r.segment_records, r.log_entries, r.generation
+    )?;
+    if !r.left_in_place.is_empty() {
+        writeln!(
+            out,
+            "left in place, no longer part of the index: {}",
+            r.left_in_place.join(", ")
+        )?;
+    }
+    Ok(())
 }
 
 /// A search response as a table.

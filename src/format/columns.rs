@@ -1035,6 +1035,7 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let cut_path = dir.path().join("cut.columns");
         for len in 0..entry.len as usize {
+            let _ = std::fs::remove_file(&cut_path);
             let footer = write_file(&cut_path, FileKind::Columns, &bytes[..len]).unwrap();
             let Err(error) = open(&cut_path, &FileEntry::from(footer)) else {
                 panic!("a body cut to {len} bytes opens");

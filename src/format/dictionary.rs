@@ -6,7 +6,10 @@
 //!
 //! The `fst` crate trusts the bytes it walks and may panic on an FST that is malformed yet
 //! carries a valid checksum — which no accident produces, only a crafted file. As a last line of
-//! defence every walk runs under `catch_unwind`, and such a panic becomes a damage report.
+//! defence every walk runs under `catch_unwind`, and such a panic becomes a damage report. Only
+//! the `fst` crate's own steps are guarded: a panic in Reliora's code called back from a walk
+//! (`visit`) is carried out of the guard and resumed, so it is never mistaken for damage and
+//! the never-panic tests see it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -126,25 +129,37 @@ impl Dictionary {
         prefix: &[u8],
         mut visit: impl FnMut(&[u8], u64),
     ) -> Result<()> {
-        self.walk(|map| {
+        let mut ours = None;
+        let walked = self.walk(|map| {
             let mut stream = map.range().ge(prefix).into_stream();
             while let Some((key, value)) = stream.next() {
                 if !key.starts_with(prefix) {
                     break;
                 }
-                visit(key, value);
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| visit(key, value))) {
+                    ours = Some(panic);
+                    break;
+                }
             }
-        })
+        });
+        resume_ours(ours);
+        walked
     }
 
     /// Calls `visit` with every entry, in key order.
     pub fn for_each(&self, mut visit: impl FnMut(&[u8], u64)) -> Result<()> {
-        self.walk(|map| {
+        let mut ours = None;
+        let walked = self.walk(|map| {
             let mut stream = map.stream();
             while let Some((key, value)) = stream.next() {
-                visit(key, value);
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| visit(key, value))) {
+                    ours = Some(panic);
+                    break;
+                }
             }
-        })
+        });
+        resume_ours(ours);
+        walked
     }
 }
 
@@ -160,6 +175,7 @@ pub fn for_each_union(
         .map(|d| d.map())
         .collect::<Result<Vec<_>>>()?;
     let mut entries: Vec<(usize, u64)> = Vec::with_capacity(maps.len());
+    let mut ours = None;
     let walked = catch_unwind(AssertUnwindSafe(|| {
         let mut union = maps
             .iter()
@@ -169,10 +185,17 @@ pub fn for_each_union(
             entries.clear();
             entries.extend(values.iter().map(|v| (v.index, v.value)));
             entries.sort_unstable();
-            visit(key, &entries)?;
+            match catch_unwind(AssertUnwindSafe(|| visit(key, &entries))) {
+                Ok(visited) => visited?,
+                Err(panic) => {
+                    ours = Some(panic);
+                    break;
+                }
+            }
         }
         Ok(())
     }));
+    resume_ours(ours);
     walked.unwrap_or_else(|_| {
         Err(Error::corrupt(
             dictionaries
@@ -181,6 +204,13 @@ pub fn for_each_union(
             "an FST is malformed although its checksum matches (crafted file?)",
         ))
     })
+}
+
+/// Resumes a panic of Reliora's own code that a guarded walk carried out.
+fn resume_ours(panic: Option<Box<dyn std::any::Any + Send>>) {
+    if let Some(panic) = panic {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 fn problem_of(error: &Error) -> String {

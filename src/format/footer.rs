@@ -172,10 +172,11 @@ pub struct FileWriter {
 }
 
 impl FileWriter {
-    /// Creates (truncating) `path` for a file of `kind`.
+    /// Creates `path` for a file of `kind`; fails if the name exists (a link included), so an
+    /// index writer never overwrites a file, and never one outside the index.
     pub fn create(path: impl Into<PathBuf>, kind: FileKind) -> Result<FileWriter> {
         let path = path.into();
-        let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let file = crate::format::fsio::create_new(&path).map_err(|e| Error::io(&path, e))?;
         Ok(FileWriter {
             out: BufWriter::with_capacity(1 << 20, file),
             path,

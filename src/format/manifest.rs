@@ -112,7 +112,12 @@ impl Manifest {
                     "no index here: the manifest is missing (run `reliora build` first)",
                 ))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput
+                ) =>
+            {
                 return Err(Error::corrupt(&path, e.to_string()))
             }
             Err(e) => return Err(Error::io(&path, e)),
@@ -130,11 +135,18 @@ impl Manifest {
         }
         let names = std::iter::once(manifest.log.as_str())
             .chain(manifest.segments.iter().map(|s| s.name.as_str()));
+        let mut seen = std::collections::HashSet::new();
         for name in names {
             if !is_plain_name(name) {
                 return Err(Error::corrupt(
                     &path,
                     format!("manifest names {name:?}, which is not a file name of this index"),
+                ));
+            }
+            if !seen.insert(name) {
+                return Err(Error::corrupt(
+                    &path,
+                    format!("manifest names {name:?} more than once"),
                 ));
             }
         }
@@ -158,6 +170,12 @@ impl Manifest {
     pub fn store(&self, dir: &Path) -> Result<()> {
         let body = serde_json::to_vec_pretty(self).expect("manifest serializes");
         let tmp = dir.join(format!("{MANIFEST_NAME}.tmp"));
+        // A temporary file a crashed writer left, or a link planted in its place: removing a
+        // link removes the link, never its target.
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&tmp, e)),
+            _ => {}
+        }
         if let Err(error) = write_file(&tmp, FileKind::Manifest, &body) {
             let _ = std::fs::remove_file(&tmp);
             return Err(error);
@@ -185,19 +203,9 @@ impl Manifest {
     }
 }
 
-/// Reads a whole file of at most [`MAX_MANIFEST_BYTES`] (an `InvalidData` error when larger).
+/// Reads a whole regular file of at most [`MAX_MANIFEST_BYTES`], never through a link.
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_MANIFEST_BYTES} bytes: not a manifest"),
-        ));
-    }
-    Ok(bytes)
+    crate::format::fsio::read_bounded(path, MAX_MANIFEST_BYTES)
 }
 
 /// Whether `name` is a plain file name that stays inside the index directory.

@@ -8,7 +8,6 @@
 //! is deleted (unlinked) only when no generation names it — unlinking keeps the mapped pages
 //! alive. Files that are appended to (the record log) are never mapped.
 
-use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,7 +31,10 @@ enum Bytes {
 impl MappedFile {
     /// Maps `path` read-only.
     pub fn open(path: &Path) -> Result<MappedFile> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::format::fsio::open_read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => Error::corrupt(path, e.to_string()),
+            _ => Error::io(path, e),
+        })?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let bytes = if len == 0 {
             // Zero-length maps are not portable; an empty file is simply empty.

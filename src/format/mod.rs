@@ -36,6 +36,7 @@ pub mod columns;
 pub mod dictionary;
 pub mod file;
 pub mod footer;
+pub mod fsio;
 pub mod huffman;
 pub mod log;
 pub mod manifest;

@@ -317,6 +317,7 @@ mod tests {
         bytes[model + frames - 1] ^= 0x20;
         // Refresh the footer so only the blob's own CRC can catch the flip.
         let body = bytes[..bytes.len() - FOOTER_LEN].to_vec();
+        std::fs::remove_file(&path).unwrap();
         let footer = crate::format::footer::write_file(&path, FileKind::Store, &body).unwrap();
         let store = open(&path, footer).unwrap();
         assert_eq!(store.get(0).unwrap(), records[0]);
@@ -503,6 +504,7 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[100] ^= 0x04;
         let body = bytes[..bytes.len() - FOOTER_LEN].to_vec();
+        std::fs::remove_file(&path).unwrap();
         let footer = crate::format::footer::write_file(&path, FileKind::Store, &body).unwrap();
         let store = open(&path, footer).unwrap();
         for i in [0, 1_999] {

@@ -67,7 +67,7 @@ pub fn check(dir: &Path) -> CheckReport {
         problems: Vec::new(),
         notes: Vec::new(),
     };
-    let manifest = match Manifest::load(dir) {
+    let manifest = match crate::index::files::load_manifest(dir) {
         Ok(m) => m,
         Err(e) => {
             report.sound = false;
@@ -111,8 +111,46 @@ pub fn check(dir: &Path) -> CheckReport {
         }
     }
     check_log(dir, &manifest, segment_ids, &mut report);
+    note_leftovers(dir, &manifest, &mut report);
     report.sound = report.problems.is_empty();
     report
+}
+
+/// Notes the files in the directory that the manifest does not name but a writer or `salvage`
+/// left: they are not part of the index and change nothing, but they take space.
+fn note_leftovers(dir: &Path, manifest: &Manifest, report: &mut CheckReport) {
+    let pending = dir.join(crate::index::files::PENDING_NAME);
+    if std::fs::symlink_metadata(&pending).is_ok() {
+        report.notes.push(format!(
+            "{}: a write was interrupted; the next write settles it (removes the files it left)",
+            pending.display()
+        ));
+    }
+    if let Ok(leftovers) = crate::index::files::leftovers(dir, manifest) {
+        if !leftovers.is_empty() {
+            report.notes.push(format!(
+                "{}: {} index files are not named by the manifest ({}): left by an interrupted \
+                 write or a salvage, not part of the index",
+                dir.display(),
+                leftovers.len(),
+                leftovers.join(", ")
+            ));
+        }
+    }
+    let aside: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".log.torn-"))
+        .collect();
+    if !aside.is_empty() {
+        report.notes.push(format!(
+            "{}: torn log tails a writer copied aside before cutting them: {}",
+            dir.display(),
+            aside.join(", ")
+        ));
+    }
 }
 
 /// Verifies the record log and, when the segments' ids are known, that every feedback and
@@ -132,12 +170,36 @@ fn check_log(
         }
     };
     report.files_checked += 1;
+    for damage in &contents.damage {
+        report.problems.push(format!(
+            "{}: {} bytes at offset {}: {}; searches answer from the sound entries around it, \
+             writes refuse — run `reliora salvage`",
+            path.display(),
+            damage.len,
+            damage.offset,
+            damage.problem
+        ));
+    }
     if contents.torn_bytes() > 0 {
         report.notes.push(format!(
-            "{}: the last {} bytes are an entry a crash interrupted before it was acknowledged; \
-             searches ignore it and the next write removes it",
+            "{}: the last {} bytes (from offset {}) are an entry a crash interrupted before it \
+             was acknowledged; searches ignore it and the next write removes it{}",
             path.display(),
-            contents.torn_bytes()
+            contents.torn_bytes(),
+            contents.valid_len,
+            if contents.torn_has_header {
+                " after copying it aside"
+            } else {
+                ""
+            }
+        ));
+    }
+    if contents.version != crate::format::log::LOG_VERSION {
+        report.notes.push(format!(
+            "{}: the record log has format version {}: it is read, but writes refuse until \
+             `reliora compact` folds it into a new generation",
+            path.display(),
+            contents.version
         ));
     }
     let Some(mut live) = segment_ids else {

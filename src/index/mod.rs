@@ -3,9 +3,11 @@
 
 pub(crate) mod build;
 pub mod check;
+pub mod files;
 pub(crate) mod merge;
 pub(crate) mod overlay;
 pub(crate) mod pairs;
+pub mod salvage;
 pub mod searcher;
 pub mod segment;
 pub mod writer;
@@ -55,6 +57,9 @@ pub struct BuildOptions {
     /// Records per spill when `segment_records` is 0; 0 means
     /// [`DEFAULT_SPILL_RECORDS`](writer::DEFAULT_SPILL_RECORDS).
     pub spill_records: usize,
+    /// Build over an index that holds records written by `record` (they are dropped; the
+    /// report says how many). Without it such a build refuses.
+    pub replace: bool,
 }
 
 /// A record `build --skip-invalid` left out, and why.
@@ -84,6 +89,8 @@ pub struct BuildReport {
     pub stem: bool,
     /// Bytes of index files written.
     pub bytes: u64,
+    /// Records the replaced index held that `record` had written (`build --replace`).
+    pub dropped_recorded: u64,
 }
 
 /// An opened index: memory-mapped segments, ready to search.
@@ -93,6 +100,9 @@ pub struct Index {
     pub(crate) segments: Vec<Segment>,
     /// Set when some segment file failed its checks: searches then scan these stores.
     damage: Option<(Vec<Store>, Error)>,
+    /// Damage found in the record log (file, problem): searches answer from every sound entry
+    /// with a notice, writers refuse.
+    log_damage: Option<(PathBuf, String)>,
     pub(crate) analyzer: TextAnalyzer,
     generation_key: String,
     /// What the record log changed since the segments were written.
@@ -124,8 +134,13 @@ impl Index {
             (0, spill) => (spill, true),
             (n, _) => (n, false),
         };
+        let dropped_recorded = check_build_target(dir, options.replace)?;
         let created = !dir.exists();
-        let built = Index::build_streaming(dir, options, per_segment, merge);
+        let built =
+            Index::build_streaming(dir, options, per_segment, merge).map(|report| BuildReport {
+                dropped_recorded,
+                ..report
+            });
         if built.is_err() && created {
             // Nothing of a failed build stays behind, not even the directory it made.
             let _ = std::fs::remove_dir_all(dir);
@@ -257,6 +272,7 @@ impl Index {
             generation: manifest.generation,
             stem: options.stem,
             bytes: manifest.segment_bytes(),
+            dropped_recorded: 0,
         })
     }
 
@@ -279,6 +295,7 @@ impl Index {
             }
         }
         drop(first_seen);
+        let dropped_recorded = check_build_target(dir, true)?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let _lock = writer::WriterLock::acquire(dir)?;
         let bar = progress.then(|| {
@@ -303,6 +320,7 @@ impl Index {
             generation: manifest.generation,
             stem,
             bytes: manifest.segment_bytes(),
+            dropped_recorded,
         })
     }
 
@@ -313,19 +331,21 @@ impl Index {
     pub fn open(dir: &Path) -> Result<Index> {
         // A writer may replace the generation between our reading the manifest and opening its
         // files; then the manifest has moved on and we open the new generation instead.
+        // Damage found while a compaction deleted the old generation's files under us is no
+        // damage: whatever the open found, a manifest that moved on means open again.
         let mut attempts = 0;
         loop {
-            let tried = Manifest::load(dir)?;
-            match Index::open_generation(dir, tried.clone()) {
-                Err(error) if attempts < 16 => {
-                    let moved_on = Manifest::load(dir).is_ok_and(|now| now != tried);
-                    if !moved_on {
-                        return Err(error);
-                    }
-                    attempts += 1;
-                }
-                other => return other,
+            let tried = files::load_manifest(dir)?;
+            let opened = Index::open_generation(dir, tried.clone());
+            let damaged = match &opened {
+                Ok(index) => index.damage.is_some() || index.log_damage.is_some(),
+                Err(_) => true,
+            };
+            if damaged && attempts < 16 && Manifest::load(dir).is_ok_and(|now| now != tried) {
+                attempts += 1;
+                continue;
             }
+            return opened;
         }
     }
 
@@ -341,7 +361,12 @@ impl Index {
                 }
             }
         }
-        let log = read_log(&dir.join(&manifest.log), manifest.log_key())?;
+        let log_path = dir.join(&manifest.log);
+        let log = read_log(&log_path, manifest.log_key())?;
+        let log_damage = match log.damage_error(&log_path) {
+            Some(Error::Corrupt { file, problem }) => Some((file, problem)),
+            _ => None,
+        };
         // Replaying the log reads ids, facets and columns: damage found there degrades too.
         let replayed = match damage {
             None => Overlay::replay(&log.entries, &segments, log.valid_len, manifest.stem),
@@ -383,6 +408,7 @@ impl Index {
             manifest,
             segments,
             damage,
+            log_damage,
             generation_key,
             overlay,
             superseders: OnceLock::new(),
@@ -436,11 +462,31 @@ impl Index {
         self.damage.as_ref().map(|(_, e)| e)
     }
 
+    /// Damage found in the record log, if any: the entries on both sides of it are read, and
+    /// writers refuse until `reliora salvage` rebuilds the index.
+    pub fn log_damage(&self) -> Option<Error> {
+        self.log_damage
+            .as_ref()
+            .map(|(file, problem)| Error::corrupt(file, problem))
+    }
+
+    /// The notice of a search over a damaged log.
+    fn log_damage_notice(&self) -> Option<String> {
+        self.log_damage().map(|damage| {
+            format!(
+                "record log damaged, answered from every sound entry: {damage}; run `reliora \
+                 salvage` to rebuild every intact record into a new generation"
+            )
+        })
+    }
+
     /// Runs one search (SPEC §3–7).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
         let request = &*crate::search::settings::with_index_config(&self.dir, request)?;
+        let log_notice = self.log_damage_notice();
         if request.backend == Backend::Scan {
-            return self.scan_search(request, false, Vec::new());
+            let degraded = log_notice.is_some();
+            return self.scan_search(request, degraded, log_notice.into_iter().collect());
         }
         if let Some((_, error)) = &self.damage {
             if request.backend == Backend::Index {
@@ -450,18 +496,20 @@ impl Index {
                 ));
             }
             let notice = format!("index damaged, scanned the stored records instead: {error}");
-            return self.scan_search(request, true, vec![notice]);
+            let notices = std::iter::once(notice).chain(log_notice).collect();
+            return self.scan_search(request, true, notices);
         }
         let context = Context {
             analyzer: &self.analyzer,
             generation: &self.generation_key,
-            degraded: false,
-            notices: Vec::new(),
+            degraded: log_notice.is_some(),
+            notices: log_notice.iter().cloned().collect(),
         };
         match execute(&IndexSource { index: self }, request, context) {
             Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
                 let notice = format!("index damaged, scanned the stored records instead: {error}");
-                self.scan_search(request, true, vec![notice])
+                let notices = std::iter::once(notice).chain(log_notice).collect();
+                self.scan_search(request, true, notices)
             }
             other => other,
         }
@@ -618,6 +666,31 @@ impl Index {
         Err(Error::NotFound(id_or_locator.to_string()))
     }
 
+    /// How many live records were written by `record` (their locator is a log position), not
+    /// built from an input.
+    pub fn recorded_records(&self) -> Result<u64> {
+        if self.damage.is_some() {
+            let records = self.all_records()?;
+            return Ok(records
+                .iter()
+                .filter(|r| files::is_log_locator(&r.locator))
+                .count() as u64);
+        }
+        let mut recorded = self.overlay.records.len() as u64;
+        for (s, segment) in self.segments.iter().enumerate() {
+            let dead = &self.overlay.dead[s];
+            segment
+                .ids
+                .for_each_with_prefix(&[crate::format::STOP_MARKER, b'g'], |key, doc| {
+                    let locator = String::from_utf8_lossy(&key[1..]);
+                    if files::is_log_locator(&locator) && !dead.contains(doc as u32) {
+                        recorded += 1;
+                    }
+                })?;
+        }
+        Ok(recorded)
+    }
+
     /// Writes every live record as JSON Lines; returns how many.
     pub fn export(&self, out: &mut dyn Write, path: &Path) -> Result<usize> {
         let records = self.all_records()?;
@@ -674,6 +747,68 @@ impl Index {
             stats.records = self.all_records()?.len() as u64;
         }
         Ok(stats)
+    }
+}
+
+/// What a build may do in `dir`: a new or empty directory, or an index that holds no record
+/// written by `record` (with `replace`, any index: returns how many such records it drops).
+/// A non-empty directory that is not an index is refused, as is an index whose manifest is
+/// lost (`reliora salvage` recovers it) unless `replace` is given.
+fn check_build_target(dir: &Path, replace: bool) -> Result<u64> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(0);
+    }
+    let refuse = |message: String| Err(Error::query(crate::ErrorCode::InvalidOption, message));
+    if !dir.is_dir() {
+        return refuse(format!("--index {}: not a directory", dir.display()));
+    }
+    if std::fs::symlink_metadata(dir.join(crate::format::manifest::MANIFEST_NAME)).is_ok() {
+        let recorded = Index::open(dir).and_then(|index| index.recorded_records());
+        return match recorded {
+            Ok(0) => Ok(0),
+            Ok(n) if replace => Ok(n),
+            Ok(n) => refuse(format!(
+                "--index {} holds {n} records written by `reliora record` that are in no input; \
+                 a build would drop them — run `reliora export` to keep them, or build \
+                 --replace to drop them",
+                dir.display()
+            )),
+            Err(_) if replace => Ok(0),
+            Err(error) => refuse(format!(
+                "--index {}: the index there cannot be read ({error}); a build would replace \
+                 it — run `reliora salvage` to keep its records, or build --replace",
+                dir.display()
+            )),
+        };
+    }
+    let index_files = files::index_files(dir)?;
+    if !index_files.is_empty() {
+        return if replace {
+            Ok(0)
+        } else {
+            Err(files::missing_manifest(dir, &index_files))
+        };
+    }
+    let foreign: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != files::LOCK_NAME && name != files::PENDING_NAME)
+        .collect();
+    if foreign.is_empty() {
+        Ok(0)
+    } else {
+        refuse(format!(
+            "--index {} is not empty and not an index (it holds {}); build into a new or empty \
+             directory",
+            dir.display(),
+            foreign
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 }
 

@@ -38,6 +38,16 @@ impl Store {
         Ok(Store { records })
     }
 
+    /// Opens the store at `path` trusting its own footer, with no manifest to compare it with
+    /// (`reliora salvage` of a directory whose manifest is lost).
+    pub fn open_unlisted(path: &Path) -> Result<Store> {
+        let mapped = crate::format::mmap::MappedFile::open(path)?;
+        let footer = crate::format::footer::Footer::parse(&mapped, FileKind::Store, path)?;
+        drop(mapped);
+        let records = StoreFile::open(IndexFile::open(path, FileKind::Store, &footer.into())?)?;
+        Ok(Store { records })
+    }
+
     /// The number of records.
     pub fn len(&self) -> u32 {
         self.records.len() as u32

@@ -7,7 +7,7 @@
 //! deletes the files no generation names. Readers take no lock; a reader that raced with that
 //! deletion re-reads the manifest (see [`Index::open`]).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
@@ -16,10 +16,12 @@ use serde::Serialize;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::footer::FORMAT_VERSION;
-use crate::format::log::{create_log, LogAppender};
+use crate::format::fsio;
+use crate::format::log::{create_log, refuse_write, LogAppender};
 use crate::format::manifest::SegmentEntry;
-use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
+use crate::format::manifest::{Manifest, MANIFEST_NAME};
 use crate::index::build::{write_segment, BuildShared};
+use crate::index::files;
 use crate::index::merge::merge_segments;
 use crate::index::Index;
 use crate::record::{Feedback, Outcome, Record, SourcedRecord};
@@ -39,17 +41,31 @@ pub struct WriterLock {
     file: File,
 }
 
+/// Called once when a writer finds the lock held and starts waiting (the CLI prints a line).
+static WAIT_NOTICE: std::sync::OnceLock<fn(&Path)> = std::sync::OnceLock::new();
+
+/// Sets what a writer does when it has to wait for another process's writer lock; the first
+/// call wins. The command line prints a line on stderr, so a waiting command never hangs
+/// without a word.
+pub fn on_lock_wait(notice: fn(&Path)) {
+    let _ = WAIT_NOTICE.set(notice);
+}
+
 impl WriterLock {
-    /// Waits for and takes the writer lock of `dir`.
+    /// Waits for and takes the writer lock of `dir`. `LOCK` is never followed through a link.
     pub fn acquire(dir: &Path) -> Result<WriterLock> {
-        let path = dir.join("LOCK");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        file.lock().map_err(|e| Error::io(&path, e))?;
+        let path = dir.join(files::LOCK_NAME);
+        let file = fsio::open_or_create(&path).map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if let Some(notice) = WAIT_NOTICE.get() {
+                    notice(dir);
+                }
+                file.lock().map_err(|e| Error::io(&path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
         Ok(WriterLock { file })
     }
 }
@@ -169,16 +185,37 @@ pub struct CompactReport {
 }
 
 /// Opens the index for writing under the lock, creating an empty one when the directory holds
-/// none yet.
+/// none yet — but never over index files a missing manifest no longer names.
 fn open_for_write(dir: &Path) -> Result<Index> {
-    if !dir.join(MANIFEST_NAME).exists() {
-        write_generation(dir, &[], false, None)?;
+    if !manifest_exists(dir) {
+        create_empty(dir)?;
     }
     Index::open(dir)
 }
 
-/// Adds or replaces one record (SPEC §8). Durable when this returns.
+/// Whether `dir` has a manifest entry (a link counts: it is refused when read).
+fn manifest_exists(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(MANIFEST_NAME)).is_ok()
+}
+
+/// Writes the empty first generation of a directory without a manifest, refusing when index
+/// files are there (a lost manifest: `reliora salvage`). The caller holds the writer lock.
+fn create_empty(dir: &Path) -> Result<()> {
+    let found = files::index_files(dir)?;
+    if !found.is_empty() {
+        return Err(files::missing_manifest(dir, &found));
+    }
+    write_generation(dir, &[], false, None)?;
+    Ok(())
+}
+
+/// Adds or replaces one record (SPEC §8). Durable when this returns. A damaged index is
+/// refused (`index_damaged`, naming `reliora salvage`), never repaired by deletion.
 pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
+    record_unless_damaged(dir, record).map_err(refuse_write)
+}
+
+fn record_unless_damaged(dir: &Path, record: Record) -> Result<RecordReport> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
     let index = open_for_write(dir)?;
@@ -204,6 +241,10 @@ pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
 
 /// Adds one outcome to a live record's feedback. Durable when this returns.
 pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
+    feedback_unless_damaged(dir, id, outcome).map_err(refuse_write)
+}
+
+fn feedback_unless_damaged(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
     require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
@@ -230,6 +271,10 @@ pub fn feedback(dir: &Path, id: &str, outcome: Outcome) -> Result<FeedbackReport
 
 /// Removes a live record from every later search and export. Durable when this returns.
 pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
+    delete_unless_damaged(dir, id).map_err(refuse_write)
+}
+
+fn delete_unless_damaged(dir: &Path, id: &str) -> Result<DeleteReport> {
     require_index(dir, id)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = Index::open(dir)?;
@@ -252,35 +297,37 @@ pub fn delete(dir: &Path, id: &str) -> Result<DeleteReport> {
 /// MCP server calls this up front so that searching a new, empty memory finds nothing rather
 /// than failing.
 pub fn create_if_missing(dir: &Path) -> Result<bool> {
-    if dir.join(MANIFEST_NAME).exists() {
+    if manifest_exists(dir) {
         return Ok(false);
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
-    if dir.join(MANIFEST_NAME).exists() {
+    if manifest_exists(dir) {
         return Ok(false);
     }
-    write_generation(dir, &[], false, None)?;
+    create_empty(dir)?;
     Ok(true)
 }
 
 /// A directory without an index holds no record `id`.
 fn require_index(dir: &Path, id: &str) -> Result<()> {
-    if dir.join(MANIFEST_NAME).exists() {
-        Ok(())
-    } else {
-        Err(Error::NotFound(id.to_string()))
+    if manifest_exists(dir) {
+        return Ok(());
+    }
+    match files::index_files(dir) {
+        Ok(found) if !found.is_empty() => Err(files::missing_manifest(dir, &found)),
+        _ => Err(Error::NotFound(id.to_string())),
     }
 }
 
 /// Folds the log into a new generation holding every live record. Results are unchanged.
 pub fn compact(dir: &Path) -> Result<CompactReport> {
-    if !dir.join(MANIFEST_NAME).exists() {
-        // Reports "no index here".
-        Manifest::load(dir)?;
+    if !manifest_exists(dir) {
+        // Reports "no index here", or a lost manifest.
+        files::load_manifest(dir)?;
     }
     let _lock = WriterLock::acquire(dir)?;
-    compact_locked(dir)
+    compact_locked(dir).map_err(refuse_write)
 }
 
 /// Compacts when the log has grown past its thresholds. The change that was just appended is
@@ -301,9 +348,14 @@ fn compact_if_due(dir: &Path, log_bytes: u64, log_entries: usize) -> Option<Stri
 
 fn compact_locked(dir: &Path) -> Result<CompactReport> {
     let index = Index::open(dir)?;
+    if let Some(damage) = index.log_damage() {
+        // The damaged entries' records would be lost with the log.
+        return Err(refuse_write(damage));
+    }
     let log_entries = index.overlay.entries;
     let records: Vec<SourcedRecord> = index
-        .all_records()?
+        .all_records()
+        .map_err(refuse_write)?
         .into_iter()
         .map(|s| SourcedRecord {
             record: s.record,
@@ -372,10 +424,29 @@ impl<'p> GenerationWriter<'p> {
         merge: bool,
         progress: Option<&'p ProgressBar>,
     ) -> Result<Self> {
+        Self::start(dir, stem, merge, progress, true)
+    }
+
+    /// Like [`GenerationWriter::new`], but the commit deletes no file of the previous
+    /// generation (`salvage` leaves what it read in place).
+    pub fn keeping_previous(dir: &Path, stem: bool) -> Result<Self> {
+        Self::start(dir, stem, true, None, false)
+    }
+
+    fn start(
+        dir: &Path,
+        stem: bool,
+        merge: bool,
+        progress: Option<&'p ProgressBar>,
+        replace_previous: bool,
+    ) -> Result<Self> {
         let previous = Manifest::load(dir).ok();
+        let generation = next_generation(dir, previous.as_ref())?;
+        let replaced = previous.as_ref().filter(|_| replace_previous);
+        files::begin(dir, generation, replaced)?;
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
-            generation: next_generation(dir, previous.as_ref())?,
+            generation,
             stem,
             analyzer: TextAnalyzer::new(stem),
             shared: BuildShared::default(),
@@ -446,7 +517,7 @@ impl<'p> GenerationWriter<'p> {
         create_log(&self.dir.join(&manifest.log), manifest.log_id)?;
         manifest.store(&self.dir)?;
         self.committed = true;
-        remove_unnamed(&self.dir, &manifest);
+        files::finish(&self.dir, &manifest);
         Ok((manifest, self.terms))
     }
 }
@@ -456,7 +527,7 @@ impl Drop for GenerationWriter<'_> {
         if !self.committed
             && !Manifest::load(&self.dir).is_ok_and(|m| m.generation == self.generation)
         {
-            remove_generation(&self.dir, self.generation);
+            files::abandon(&self.dir, self.generation);
         }
     }
 }
@@ -473,26 +544,13 @@ fn random_log_id() -> u64 {
     hasher.finish().max(1)
 }
 
-/// Deletes every file of `generation` (a generation whose writing failed).
-fn remove_generation(dir: &Path, generation: u64) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if generation_of(&entry.file_name().to_string_lossy()) == Some(generation) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-    let _ = sync_dir(dir);
-}
-
 /// One more than the highest generation named by the manifest or by any file in `dir` (files
 /// of a generation whose writer died before its manifest swap included).
 fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
     let mut highest = previous.map_or(0, |m| m.generation);
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries.flatten() {
-        if let Some(g) = generation_of(&entry.file_name().to_string_lossy()) {
+        if let Some(g) = files::generation_of(&entry.file_name().to_string_lossy()) {
             highest = highest.max(g);
         }
     }
@@ -502,35 +560,6 @@ fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
             "the generation number cannot grow any further",
         )
     })
-}
-
-fn generation_of(file_name: &str) -> Option<u64> {
-    file_name
-        .strip_prefix('g')
-        .and_then(|n| n.get(..6))
-        .and_then(|digits| digits.parse().ok())
-}
-
-/// Deletes every generation file that `current` does not name. Readers that mapped or opened
-/// them keep reading (unlinking does not unmap); readers that had not yet opened them find the
-/// manifest moved on and reopen.
-fn remove_unnamed(dir: &Path, current: &Manifest) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut named: Vec<String> = vec![current.log.clone()];
-    for segment in &current.segments {
-        for suffix in segment.files.keys() {
-            named.push(format!("{}.{suffix}", segment.name));
-        }
-    }
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if generation_of(&name).is_some() && !named.contains(&name) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-    let _ = sync_dir(dir);
 }
 
 /// SPEC §8: the first three strong or moderate records similar to `record`.

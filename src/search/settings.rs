@@ -78,6 +78,9 @@ use crate::search::request::SearchRequest;
 /// The settings file read from an index directory when a search names no `--config`.
 pub const CONFIG_FILE: &str = "reliora.toml";
 
+/// The largest settings file read: a handful of tables of numbers.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// `request` with the settings of `dir/reliora.toml` when it names none and that file exists.
 pub(crate) fn with_index_config<'r>(
     dir: &Path,
@@ -87,7 +90,7 @@ pub(crate) fn with_index_config<'r>(
         return Ok(Cow::Borrowed(request));
     }
     let path = dir.join(CONFIG_FILE);
-    match std::fs::read_to_string(&path) {
+    match crate::format::fsio::read_bounded_text(&path, MAX_CONFIG_BYTES) {
         Ok(text) => {
             let origin = path.display().to_string();
             let settings = Settings::from_toml(&text, &origin)?;
@@ -475,12 +478,13 @@ impl Settings {
 
     /// Reads and parses a TOML file.
     pub fn load(path: &Path) -> Result<Settings> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::query(
-                ErrorCode::InvalidOption,
-                format!("--config {}: cannot read it: {e}", path.display()),
-            )
-        })?;
+        let text =
+            crate::format::fsio::read_user_file_text(path, MAX_CONFIG_BYTES).map_err(|e| {
+                Error::query(
+                    ErrorCode::InvalidOption,
+                    format!("--config {}: cannot read it: {e}", path.display()),
+                )
+            })?;
         Settings::from_toml(&text, &path.display().to_string())
     }
 
