@@ -1,0 +1,834 @@
+//! Power loss during `record`, `feedback`, `delete` and `compact` (SPEC §8): once one of the
+//! writing commands exits 0 its change is durable — it survives a crash or a power loss the next
+//! moment.
+//!
+//! A SIGKILL alone cannot test that: the page cache outlives the process, so an unsynced write
+//! still reaches the disk. Here every command runs with `tests/powerloss/shim.c` preloaded (built
+//! with `cc` when the test starts). The shim journals, for the index directory, everything not
+//! yet durable — file data until the file is fsync'd, directory entries (creations, renames,
+//! unlinks) until the directory is fsync'd — and kills the process at a chosen call. The test
+//! then undoes what the journal says a power loss would lose (optionally keeping a random
+//! prefix of unsynced appended bytes: a torn write), and checks without the shim that the index
+//! passes `check`, holds every acknowledged change (and nothing but whole commands), and takes
+//! one more `record`.
+//!
+//! The crash points sweep every tracked call of a fixed sequence of commands, each killed
+//! before and after the call. `POWERLOSS_SEED` picks the torn prefixes (printed).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_reliora");
+
+/// Builds the shim once per test binary; fails the test when there is no C compiler.
+fn shim() -> &'static Path {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/powerloss/shim.c");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("powerloss");
+        std::fs::create_dir_all(&out).expect("a directory for the shim");
+        let so = out.join(format!("shim-{}.so", std::process::id()));
+        let result = Command::new("cc")
+            .args(["-shared", "-fPIC", "-O1", "-std=gnu11", "-o"])
+            .arg(&so)
+            .arg(&source)
+            .args(["-ldl", "-lpthread"])
+            .output();
+        match result {
+            Err(e) => panic!(
+                "the power-loss test needs a C compiler: running `cc` failed ({e}); \
+                 install one (e.g. gcc) — this test does not pass without running"
+            ),
+            Ok(output) if !output.status.success() => panic!(
+                "compiling {} failed:\n{}",
+                source.display(),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Ok(_) => so,
+        }
+    })
+}
+
+/// A small deterministic random number generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("POWERLOSS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_2026)
+        .max(1)
+}
+
+/// Where to kill a command: before or after its `call`th tracked call.
+#[derive(Clone, Copy, Debug)]
+struct Crash {
+    call: usize,
+    after: bool,
+}
+
+/// The watched index directory and the shim's journal, side by side (hard links between them
+/// must work).
+struct Scene {
+    _root: tempfile::TempDir,
+    index: PathBuf,
+    journal: PathBuf,
+}
+
+impl Scene {
+    fn new(base: Option<&Path>) -> Scene {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let index = root.path().join("index");
+        let journal = root.path().join("journal");
+        std::fs::create_dir(&journal).expect("the journal directory");
+        match base {
+            Some(base) => copy_dir(base, &index),
+            None => std::fs::create_dir(&index).expect("the index directory"),
+        }
+        let index = index.canonicalize().expect("a canonical index path");
+        let journal = journal.canonicalize().expect("a canonical journal path");
+        Scene {
+            _root: root,
+            index,
+            journal,
+        }
+    }
+
+    /// Runs `program args` with the shim watching the index, killed at `crash` if given.
+    fn run_shimmed(&self, program: &str, args: &[String], crash: Option<Crash>) -> Output {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .env("LD_PRELOAD", shim())
+            .env("POWERLOSS_DIR", &self.index)
+            .env("POWERLOSS_JOURNAL", &self.journal)
+            .env_remove("POWERLOSS_CRASH_AFTER")
+            .env_remove("POWERLOSS_CRASH_MODE")
+            .stdin(Stdio::null());
+        if let Some(crash) = crash {
+            command
+                .env("POWERLOSS_CRASH_AFTER", crash.call.to_string())
+                .env(
+                    "POWERLOSS_CRASH_MODE",
+                    if crash.after { "after" } else { "before" },
+                );
+        }
+        command.output().expect("the command runs")
+    }
+
+    fn journal_text(&self) -> String {
+        std::fs::read_to_string(self.journal.join("journal")).unwrap_or_default()
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("the copy's directory");
+    for entry in std::fs::read_dir(from).expect("the directory to copy") {
+        let entry = entry.expect("an entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("a copied file");
+    }
+}
+
+fn reliora<S: AsRef<std::ffi::OsStr>>(index: &Path, args: &[S]) -> Output {
+    Command::new(BIN)
+        .arg("--index")
+        .arg(index)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("reliora runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}, stdout {}, stderr {}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout).trim(),
+        String::from_utf8_lossy(&output.stderr).trim()
+    )
+}
+
+/// One event of the shim's journal.
+#[derive(Clone, Debug)]
+enum Event {
+    Call,
+    Data {
+        dev: u64,
+        ino: u64,
+        copy: String,
+        path: String,
+    },
+    SyncFile {
+        dev: u64,
+        ino: u64,
+    },
+    Create {
+        path: String,
+    },
+    Unlink {
+        path: String,
+        victim: String,
+    },
+    Rename {
+        from: String,
+        to: String,
+        victim: String,
+    },
+    SyncDir,
+    Crash {
+        description: String,
+    },
+    Unmodelled {
+        line: String,
+    },
+}
+
+fn parse_journal(journal: &str) -> Vec<Event> {
+    journal
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let s = |i: usize| f[i].to_string();
+            let n = |i: usize| f[i].parse::<u64>().expect("a number in the journal");
+            match f[0] {
+                "CALL" => Event::Call,
+                "DATA" => Event::Data {
+                    dev: n(1),
+                    ino: n(2),
+                    copy: s(3),
+                    path: s(4),
+                },
+                "SYNCF" => Event::SyncFile {
+                    dev: n(1),
+                    ino: n(2),
+                },
+                "CREATE" => Event::Create { path: s(1) },
+                "UNLINK" => Event::Unlink {
+                    path: s(1),
+                    victim: s(2),
+                },
+                "RENAME" => Event::Rename {
+                    from: s(1),
+                    to: s(2),
+                    victim: s(3),
+                },
+                "SYNCD" => Event::SyncDir,
+                "CRASH" => Event::Crash {
+                    description: format!("{} the {} of {} (call {})", f[2], f[3], name(f[4]), f[1]),
+                },
+                _ => Event::Unmodelled {
+                    line: line.to_string(),
+                },
+            }
+        })
+        .collect()
+}
+
+fn name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn calls(journal: &str) -> usize {
+    journal.lines().filter(|l| l.starts_with("CALL\t")).count()
+}
+
+/// What a power loss now loses, and what it did to the directory.
+#[derive(Default)]
+struct Rollback {
+    /// Directory changes undone, newest first (file names).
+    undone_entries: Vec<String>,
+    /// Files whose unsynced data was dropped (or torn), by their name after the rollback.
+    undone_data: Vec<String>,
+    /// Files created and never covered by a directory fsync.
+    unsynced_creations: Vec<String>,
+}
+
+/// Rolls `scene`'s index back to what a power loss would leave, per the journal. With `torn`,
+/// unsynced bytes appended to a file partly survive (a random prefix of them).
+fn power_loss(scene: &Scene, rng: &mut Rng, torn: bool) -> Rollback {
+    let events = parse_journal(&scene.journal_text());
+    let mut entries: Vec<Event> = Vec::new();
+    let mut data: Vec<Event> = Vec::new();
+    let mut last_created: Option<String> = None;
+    for event in events {
+        match &event {
+            Event::Data { dev, ino, path, .. } => {
+                if last_created.as_deref() == Some(path.as_str()) {
+                    // A new file: an older record of this inode number is of a deleted file.
+                    data.retain(|e| !matches!(e, Event::Data { dev: d, ino: i, .. } if d == dev && i == ino));
+                }
+                data.push(event.clone());
+            }
+            Event::SyncFile { dev, ino } => {
+                data.retain(
+                    |e| !matches!(e, Event::Data { dev: d, ino: i, .. } if d == dev && i == ino),
+                );
+            }
+            Event::Create { path } => {
+                last_created = Some(path.clone());
+                entries.push(event.clone());
+            }
+            Event::Unlink { .. } | Event::Rename { .. } => entries.push(event.clone()),
+            Event::SyncDir => entries.clear(),
+            Event::Unmodelled { line } => panic!("the shim met a call it does not model: {line}"),
+            Event::Call | Event::Crash { .. } => {}
+        }
+    }
+    let mut rollback = Rollback::default();
+    let victim = |v: &str| scene.journal.join(v);
+    for event in entries.iter().rev() {
+        match event {
+            Event::Create { path } => {
+                rollback.unsynced_creations.push(name(path).to_string());
+                rollback
+                    .undone_entries
+                    .push(format!("creation of {}", name(path)));
+                let _ = std::fs::remove_file(path);
+            }
+            Event::Unlink { path, victim: v } => {
+                rollback
+                    .undone_entries
+                    .push(format!("unlink of {}", name(path)));
+                std::fs::hard_link(victim(v), path).expect("an unlinked file restored");
+            }
+            Event::Rename {
+                from,
+                to,
+                victim: v,
+            } => {
+                rollback
+                    .undone_entries
+                    .push(format!("rename of {} to {}", name(from), name(to)));
+                std::fs::rename(to, from).expect("a rename undone");
+                if v != "-" {
+                    std::fs::hard_link(victim(v), to).expect("a replaced file restored");
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+    let mut by_inode: HashMap<(u64, u64), PathBuf> = HashMap::new();
+    for entry in std::fs::read_dir(&scene.index).expect("the index directory") {
+        let entry = entry.expect("an entry");
+        let meta = entry.metadata().expect("its metadata");
+        by_inode.insert((meta.dev(), meta.ino()), entry.path());
+    }
+    for event in data.iter().rev() {
+        let Event::Data { dev, ino, copy, .. } = event else {
+            unreachable!()
+        };
+        let Some(path) = by_inode.get(&(*dev, *ino)) else {
+            continue; // no longer in the directory: its data does not matter
+        };
+        let saved = std::fs::read(scene.journal.join(copy)).expect("a saved copy");
+        let current = std::fs::read(path).expect("a file to roll back");
+        let mut restored = saved.clone();
+        if torn && current.len() > saved.len() && current.starts_with(&saved) {
+            let extra = &current[saved.len()..];
+            restored.extend_from_slice(&extra[..rng.below(extra.len() as u64) as usize]);
+        }
+        if restored != current {
+            let file = path.file_name().expect("a name").to_string_lossy();
+            rollback.undone_data.push(format!(
+                "{file}: {} of {} bytes kept",
+                restored.len(),
+                current.len()
+            ));
+            std::fs::write(path, &restored).expect("a file rolled back");
+        }
+    }
+    // What is left is durable: the next journal starts from it.
+    for entry in std::fs::read_dir(&scene.journal).expect("the journal directory") {
+        let entry = entry.expect("an entry");
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if file == "journal" || file.starts_with("dirty-") {
+            std::fs::remove_file(entry.path()).expect("the journal cleared");
+        }
+    }
+    rollback
+}
+
+/// What the index holds: each live record's title and feedback counts, by id.
+fn state(index: &Path) -> Result<BTreeMap<String, Value>, String> {
+    let output = reliora(index, &["export"]);
+    if !output.status.success() {
+        return Err(format!("`export` fails: {}", text(&output)));
+    }
+    let mut records = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let record: Value = serde_json::from_str(line).map_err(|e| format!("export: {e}"))?;
+        let id = record["id"].as_str().unwrap_or_default().to_string();
+        records.insert(
+            id,
+            json!({"title": record["title"], "feedback": record["feedback"]}),
+        );
+    }
+    Ok(records)
+}
+
+fn record_json(id: &str, title: &str, problem: &str, tag: &str) -> String {
+    json!({"id": id, "title": title, "problems": [problem], "tags": [tag]}).to_string()
+}
+
+/// The commands run in order against the index; each is a writing command whose exit 0 is a
+/// promise of durability.
+struct Workload {
+    _inputs: tempfile::TempDir,
+    base: PathBuf,
+    commands: Vec<(String, Vec<String>)>,
+}
+
+fn workload() -> Workload {
+    let inputs = tempfile::tempdir().expect("a directory for inputs");
+    let dir = inputs.path();
+    let initial: Vec<String> = (1..=4)
+        .map(|i| {
+            record_json(
+                &format!("p-{i}"),
+                &format!("initial record number {i} about widgets"),
+                &format!("problem {i}"),
+                "base",
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("initial.jsonl"), initial.join("\n") + "\n").expect("input");
+    let base = dir.join("base");
+    let built = Command::new(BIN)
+        .arg("--index")
+        .arg(&base)
+        .args(["build", "--input"])
+        .arg(dir.join("initial.jsonl"))
+        .output()
+        .expect("build runs");
+    assert!(built.status.success(), "build: {}", text(&built));
+    let mut commands = Vec::new();
+    let record = |id: &str, title: &str| {
+        let file = dir.join(format!("{id}.json"));
+        std::fs::write(&file, record_json(id, title, "a new problem", "logged")).expect("input");
+        (
+            format!("record {id}"),
+            vec!["record".to_string(), file.to_string_lossy().into_owned()],
+        )
+    };
+    let feedback = |id: &str, outcome: &str| {
+        (
+            format!("feedback {id} {outcome}"),
+            ["feedback", id, "--outcome", outcome]
+                .map(String::from)
+                .to_vec(),
+        )
+    };
+    let delete = |id: &str| {
+        (
+            format!("delete {id}"),
+            ["delete", id].map(String::from).to_vec(),
+        )
+    };
+    let compact = || ("compact".to_string(), vec!["compact".to_string()]);
+    commands.push(record("p-10", "ten gadgets fall over"));
+    commands.push(feedback("p-1", "success"));
+    commands.push(delete("p-2"));
+    commands.push(record("p-11", "eleven sprockets rattle"));
+    commands.push(compact());
+    commands.push(record("p-12", "twelve cogs slip"));
+    commands.push(feedback("p-10", "partial"));
+    commands.push(delete("p-11"));
+    commands.push(record("p-1", "initial record replaced by a revision"));
+    commands.push(feedback("p-1", "failure"));
+    commands.push(compact());
+    commands.push(record("p-13", "thirteen levers jam"));
+    commands.push(delete("p-3"));
+    Workload {
+        _inputs: inputs,
+        base,
+        commands,
+    }
+}
+
+fn full_args(index: &Path, args: &[String]) -> Vec<String> {
+    let mut all = vec!["--index".to_string(), index.to_string_lossy().into_owned()];
+    all.extend(args.iter().cloned());
+    all
+}
+
+/// One crash point: the command it strikes and where.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    command: usize,
+    crash: Crash,
+    torn: bool,
+}
+
+/// Runs the workload up to `point`, cuts the power and checks what is left. Returns the
+/// failures found.
+fn run_point(
+    work: &Workload,
+    expected: &[BTreeMap<String, Value>],
+    point: Point,
+    rng: &mut Rng,
+) -> Vec<String> {
+    let scene = Scene::new(Some(&work.base));
+    let mut acknowledged = 0;
+    let mut crashed = false;
+    for (i, (label, args)) in work.commands.iter().enumerate().take(point.command + 1) {
+        let crash = (i == point.command).then_some(point.crash);
+        let output = scene.run_shimmed(BIN, &full_args(&scene.index, args), crash);
+        if output.status.success() {
+            acknowledged = i + 1;
+        } else if output.status.signal() == Some(9) && crash.is_some() {
+            crashed = true;
+        } else {
+            return vec![format!(
+                "`{label}` failed under the shim before any power loss: {}",
+                text(&output)
+            )];
+        }
+    }
+    let events = parse_journal(&scene.journal_text());
+    let at = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Crash { description } => Some(description.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "after the command exited".to_string());
+    let label = &work.commands[point.command].0;
+    let ack = if crashed {
+        format!("power lost during `{label}`, {at}")
+    } else {
+        format!("power lost after `{label}` exited 0")
+    };
+    let rollback = power_loss(&scene, rng, point.torn);
+    let context = format!(
+        "{ack}{}; the loss undid: {}; data lost: {}",
+        if point.torn { " (torn writes)" } else { "" },
+        list(&rollback.undone_entries),
+        list(&rollback.undone_data)
+    );
+    let mut failures = Vec::new();
+    let check = reliora(&scene.index, &["check"]);
+    if !check.status.success() {
+        failures.push(format!(
+            "{context}\n    `check` fails after the power loss: {}{}",
+            text(&check),
+            diagnose(&scene.index, &rollback)
+        ));
+        return failures;
+    }
+    let now = match state(&scene.index) {
+        Ok(now) => now,
+        Err(e) => {
+            failures.push(format!(
+                "{context}\n    {e}{}",
+                diagnose(&scene.index, &rollback)
+            ));
+            return failures;
+        }
+    };
+    let durable = &expected[acknowledged];
+    let maybe = expected.get(acknowledged + 1).filter(|_| crashed);
+    if &now != durable && Some(&now) != maybe {
+        let mut message = format!(
+            "{context}\n    acknowledged changes lost (SPEC §8: a write that exited 0 survives a \
+             power loss): {} commands exited 0, the last `{}`",
+            acknowledged,
+            acknowledged
+                .checked_sub(1)
+                .map_or("none", |i| work.commands[i].0.as_str())
+        );
+        for id in durable
+            .keys()
+            .chain(now.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let (want, got) = (durable.get(id), now.get(id));
+            if want != got && maybe.map(|m| m.get(id)) != Some(got) {
+                let _ = write!(
+                    message,
+                    "\n      {id}: expected {}, found {}",
+                    want.map_or("no record".to_string(), Value::to_string),
+                    got.map_or("no record".to_string(), Value::to_string)
+                );
+            }
+        }
+        message.push_str(&diagnose(&scene.index, &rollback));
+        failures.push(message);
+    }
+    let extra = scene.journal.join("after.json");
+    std::fs::write(
+        &extra,
+        record_json("p-99", "after the outage", "recovery", "after"),
+    )
+    .expect("input");
+    let after = reliora(&scene.index, &["record", &extra.to_string_lossy()]);
+    if !after.status.success() {
+        failures.push(format!(
+            "{context}\n    `record` after the power loss fails: {}",
+            text(&after)
+        ));
+    } else {
+        match state(&scene.index) {
+            Ok(later) => {
+                let mut want = now.clone();
+                want.insert(
+                    "p-99".into(),
+                    json!({"title": "after the outage", "feedback": later.get("p-99").map(|r| &r["feedback"])}),
+                );
+                if later != want {
+                    failures.push(format!(
+                        "{context}\n    after one more `record` the index holds {later:?}, \
+                         expected {want:?}"
+                    ));
+                }
+            }
+            Err(e) => failures.push(format!("{context}\n    after one more `record`: {e}")),
+        }
+    }
+    failures
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// Names the durability rule a damaged index after a power loss points to: files the durable
+/// manifest names whose directory entry or data was not yet durable.
+fn diagnose(index: &Path, rollback: &Rollback) -> String {
+    let Ok(manifest) = std::fs::read(index.join("MANIFEST")) else {
+        return "\n    DURABILITY RULE BROKEN: no MANIFEST survives the power loss".to_string();
+    };
+    let Ok(manifest) = serde_json::from_slice::<Value>(&manifest) else {
+        return String::new();
+    };
+    let mut named: Vec<String> = Vec::new();
+    if let Some(log) = manifest["log"].as_str() {
+        named.push(log.to_string());
+    }
+    for segment in manifest["segments"].as_array().into_iter().flatten() {
+        let segment_name = segment["name"].as_str().unwrap_or_default();
+        for suffix in segment["files"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            named.push(format!("{segment_name}.{suffix}"));
+        }
+    }
+    let mut out = String::new();
+    for file in &named {
+        if rollback.unsynced_creations.contains(file) {
+            let _ = write!(
+                out,
+                "\n    DURABILITY RULE BROKEN: the durable MANIFEST names {file}, whose creation \
+                 was never made durable (no fsync of the index directory after creating it)"
+            );
+        }
+        if rollback
+            .undone_data
+            .iter()
+            .any(|d| d.starts_with(&format!("{file}:")))
+        {
+            let _ = write!(
+                out,
+                "\n    DURABILITY RULE BROKEN: {file} (named by the durable MANIFEST) lost data \
+                 written before the command exited (no fsync of the file)"
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn the_shim_drops_what_was_not_synced() {
+    let scene = Scene::new(None);
+    let file = scene.index.join("f");
+    let sh = |script: &str| {
+        let output = scene.run_shimmed("sh", &["-c".to_string(), script.to_string()], None);
+        assert!(output.status.success(), "sh -c {script}: {}", text(&output));
+    };
+    let script = format!("printf abc > '{}'", file.display());
+    let mut rng = Rng(seed());
+
+    // Written, never synced: the power loss takes the file away.
+    sh(&script);
+    assert_eq!(std::fs::read(&file).expect("written"), b"abc");
+    let rollback = power_loss(&scene, &mut rng, false);
+    assert!(
+        !file.exists(),
+        "an unsynced new file survives the power loss"
+    );
+    assert_eq!(rollback.unsynced_creations, ["f"]);
+
+    // Synced data, unsynced directory entry: still gone.
+    let scene = Scene::new(None);
+    let file = scene.index.join("f");
+    let sh = |script: &str| {
+        let output = scene.run_shimmed("sh", &["-c".to_string(), script.to_string()], None);
+        assert!(output.status.success(), "sh -c {script}: {}", text(&output));
+    };
+    let index = scene.index.display().to_string();
+    sh(&format!(
+        "printf abc > '{}' && sync '{}'",
+        file.display(),
+        file.display()
+    ));
+    power_loss(&scene, &mut rng, false);
+    assert!(
+        !file.exists(),
+        "a file whose directory was not synced survives"
+    );
+
+    // Both synced: it stays; then an unsynced append is dropped, and a torn one keeps a prefix.
+    sh(&format!(
+        "printf abc > '{0}' && sync '{0}' && sync '{index}' && printf defgh >> '{0}'",
+        file.display()
+    ));
+    assert_eq!(std::fs::read(&file).expect("written"), b"abcdefgh");
+    let rollback = power_loss(&scene, &mut rng, false);
+    assert_eq!(std::fs::read(&file).expect("synced file kept"), b"abc");
+    assert_eq!(rollback.undone_data, ["f: 3 of 8 bytes kept"]);
+    sh(&format!("printf defgh >> '{}'", file.display()));
+    power_loss(&scene, &mut rng, true);
+    let torn = std::fs::read(&file).expect("the file after a torn write");
+    assert!(
+        torn.len() >= 3 && torn.len() < 8 && b"abcdefgh".starts_with(&torn),
+        "a torn append keeps a prefix of the unsynced bytes: {torn:?}"
+    );
+
+    // A kill before the first tracked call: nothing happened at all.
+    let scene = Scene::new(None);
+    let file = scene.index.join("f");
+    let output = scene.run_shimmed(
+        "sh",
+        &[
+            "-c".to_string(),
+            format!("printf abc > '{}'", file.display()),
+        ],
+        Some(Crash {
+            call: 1,
+            after: false,
+        }),
+    );
+    assert_eq!(output.status.signal(), Some(9), "{}", text(&output));
+    assert!(!file.exists());
+    let output = scene.run_shimmed(
+        "sh",
+        &[
+            "-c".to_string(),
+            format!(
+                "printf abc > '{}'; printf more >> '{}'",
+                file.display(),
+                file.display()
+            ),
+        ],
+        Some(Crash {
+            call: 2,
+            after: true,
+        }),
+    );
+    assert_eq!(output.status.signal(), Some(9), "{}", text(&output));
+    assert_eq!(std::fs::read(&file).expect("written"), b"abc");
+    power_loss(&scene, &mut rng, false);
+    assert!(!file.exists());
+}
+
+#[test]
+fn acknowledged_writes_survive_power_loss() {
+    let started = std::time::Instant::now();
+    let seed = seed();
+    let mut rng = Rng(seed);
+    let work = workload();
+
+    // The states after each prefix of the workload, run without the shim.
+    let reference = Scene::new(Some(&work.base));
+    let mut expected = vec![state(&reference.index).expect("the base index exports")];
+    for (label, args) in &work.commands {
+        let output = reliora(&reference.index, args);
+        assert!(output.status.success(), "`{label}`: {}", text(&output));
+        expected.push(state(&reference.index).expect("the index exports"));
+    }
+
+    // A census: how many tracked calls each command makes under the shim.
+    let census = Scene::new(Some(&work.base));
+    let mut counts = Vec::new();
+    for (label, args) in &work.commands {
+        let before = calls(&census.journal_text());
+        let output = census.run_shimmed(BIN, &full_args(&census.index, args), None);
+        assert!(
+            output.status.success(),
+            "`{label}` under the shim: {}",
+            text(&output)
+        );
+        counts.push(calls(&census.journal_text()) - before);
+    }
+    assert!(
+        counts.iter().all(|&n| n > 0),
+        "a writing command made no tracked call (is the shim loaded?): {counts:?}"
+    );
+    assert!(
+        !census.journal_text().contains("MMAPW"),
+        "a watched file was written through a shared mapping, which the shim does not model"
+    );
+
+    let mut points = Vec::new();
+    for (command, &count) in counts.iter().enumerate() {
+        for call in 1..=count {
+            for after in [false, true] {
+                let torn = rng.below(3) == 0;
+                points.push(Point {
+                    command,
+                    crash: Crash { call, after },
+                    torn,
+                });
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    for &point in &points {
+        failures.extend(run_point(&work, &expected, point, &mut rng));
+    }
+    eprintln!(
+        "power loss: {} crash points over {} commands (tracked calls per command {counts:?}), \
+         seed {seed}, {} failures, {:.1?}",
+        points.len(),
+        work.commands.len(),
+        failures.len(),
+        started.elapsed()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} crash points lose or damage data:\n  {}",
+        failures.len(),
+        points.len(),
+        failures.join("\n  ")
+    );
+}
