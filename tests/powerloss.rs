@@ -175,6 +175,8 @@ fn text(output: &Output) -> String {
 /// One event of the shim's journal.
 #[derive(Clone, Debug)]
 enum Event {
+    /// A `CMD` line the test writes: the events that follow belong to this workload command.
+    Command(usize),
     Call,
     Data {
         dev: u64,
@@ -237,6 +239,7 @@ fn parse_journal(journal: &str) -> Vec<Event> {
                     victim: s(3),
                 },
                 "SYNCD" => Event::SyncDir,
+                "CMD" => Event::Command(n(1) as usize),
                 "CRASH" => Event::Crash {
                     description: format!("{} the {} of {} (call {})", f[2], f[3], name(f[4]), f[1]),
                 },
@@ -259,40 +262,56 @@ fn calls(journal: &str) -> usize {
 /// What a power loss now loses, and what it did to the directory.
 #[derive(Default)]
 struct Rollback {
-    /// Directory changes undone, newest first (file names).
+    /// Directory changes undone, newest first.
     undone_entries: Vec<String>,
     /// Files whose unsynced data was dropped (or torn), by their name after the rollback.
     undone_data: Vec<String>,
     /// Files created and never covered by a directory fsync.
     unsynced_creations: Vec<String>,
+    /// Each change undone, with the command that made it (by the `CMD` lines the test writes
+    /// to the journal) and what was missing to make it durable.
+    lost: Vec<(Option<usize>, String)>,
+}
+
+/// How [`Rollback::lost`] starts a directory change.
+const ENTRY_LOST: &str = "directory change: ";
+
+/// Marks the journal: the events that follow belong to command `index` of the workload.
+fn mark_command(scene: &Scene, index: usize) {
+    use std::io::Write;
+    let mut journal = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(scene.journal.join("journal"))
+        .expect("the journal");
+    writeln!(journal, "CMD\t{index}").expect("a journal mark");
 }
 
 /// Rolls `scene`'s index back to what a power loss would leave, per the journal. With `torn`,
 /// unsynced bytes appended to a file partly survive (a random prefix of them).
 fn power_loss(scene: &Scene, rng: &mut Rng, torn: bool) -> Rollback {
     let events = parse_journal(&scene.journal_text());
-    let mut entries: Vec<Event> = Vec::new();
-    let mut data: Vec<Event> = Vec::new();
+    let mut entries: Vec<(Option<usize>, Event)> = Vec::new();
+    let mut data: Vec<(Option<usize>, Event)> = Vec::new();
     let mut last_created: Option<String> = None;
+    let mut command = None;
+    let same_inode = |e: &Event, dev: u64, ino: u64| matches!(e, Event::Data { dev: d, ino: i, .. } if *d == dev && *i == ino);
     for event in events {
         match &event {
+            Event::Command(i) => command = Some(*i),
             Event::Data { dev, ino, path, .. } => {
                 if last_created.as_deref() == Some(path.as_str()) {
                     // A new file: an older record of this inode number is of a deleted file.
-                    data.retain(|e| !matches!(e, Event::Data { dev: d, ino: i, .. } if d == dev && i == ino));
+                    data.retain(|(_, e)| !same_inode(e, *dev, *ino));
                 }
-                data.push(event.clone());
+                data.push((command, event.clone()));
             }
-            Event::SyncFile { dev, ino } => {
-                data.retain(
-                    |e| !matches!(e, Event::Data { dev: d, ino: i, .. } if d == dev && i == ino),
-                );
-            }
+            Event::SyncFile { dev, ino } => data.retain(|(_, e)| !same_inode(e, *dev, *ino)),
             Event::Create { path } => {
                 last_created = Some(path.clone());
-                entries.push(event.clone());
+                entries.push((command, event.clone()));
             }
-            Event::Unlink { .. } | Event::Rename { .. } => entries.push(event.clone()),
+            Event::Unlink { .. } | Event::Rename { .. } => entries.push((command, event.clone())),
             Event::SyncDir => entries.clear(),
             Event::Unmodelled { line } => panic!("the shim met a call it does not model: {line}"),
             Event::Call | Event::Crash { .. } => {}
@@ -300,36 +319,34 @@ fn power_loss(scene: &Scene, rng: &mut Rng, torn: bool) -> Rollback {
     }
     let mut rollback = Rollback::default();
     let victim = |v: &str| scene.journal.join(v);
-    for event in entries.iter().rev() {
-        match event {
+    for (command, event) in entries.iter().rev() {
+        let undone = match event {
             Event::Create { path } => {
                 rollback.unsynced_creations.push(name(path).to_string());
-                rollback
-                    .undone_entries
-                    .push(format!("creation of {}", name(path)));
                 let _ = std::fs::remove_file(path);
+                format!("creation of {}", name(path))
             }
             Event::Unlink { path, victim: v } => {
-                rollback
-                    .undone_entries
-                    .push(format!("unlink of {}", name(path)));
                 std::fs::hard_link(victim(v), path).expect("an unlinked file restored");
+                format!("unlink of {}", name(path))
             }
             Event::Rename {
                 from,
                 to,
                 victim: v,
             } => {
-                rollback
-                    .undone_entries
-                    .push(format!("rename of {} to {}", name(from), name(to)));
                 std::fs::rename(to, from).expect("a rename undone");
                 if v != "-" {
                     std::fs::hard_link(victim(v), to).expect("a replaced file restored");
                 }
+                format!("rename of {} to {}", name(from), name(to))
             }
             _ => unreachable!(),
-        }
+        };
+        rollback
+            .lost
+            .push((*command, format!("{ENTRY_LOST}{undone}")));
+        rollback.undone_entries.push(undone);
     }
     let mut by_inode: HashMap<(u64, u64), PathBuf> = HashMap::new();
     for entry in std::fs::read_dir(&scene.index).expect("the index directory") {
@@ -337,7 +354,7 @@ fn power_loss(scene: &Scene, rng: &mut Rng, torn: bool) -> Rollback {
         let meta = entry.metadata().expect("its metadata");
         by_inode.insert((meta.dev(), meta.ino()), entry.path());
     }
-    for event in data.iter().rev() {
+    for (command, event) in data.iter().rev() {
         let Event::Data { dev, ino, copy, .. } = event else {
             unreachable!()
         };
@@ -357,6 +374,15 @@ fn power_loss(scene: &Scene, rng: &mut Rng, torn: bool) -> Rollback {
                 "{file}: {} of {} bytes kept",
                 restored.len(),
                 current.len()
+            ));
+            rollback.lost.push((
+                *command,
+                format!(
+                    "its writes to {file} (with any later unsynced ones) were lost, {} of {} \
+                     bytes kept: no fsync or fdatasync of {file} followed them",
+                    restored.len(),
+                    current.len()
+                ),
             ));
             std::fs::write(path, &restored).expect("a file rolled back");
         }
@@ -483,6 +509,20 @@ struct Point {
     torn: bool,
 }
 
+/// A crash point where the index is not what a power loss may leave: which rule broke, and the
+/// evidence.
+struct Failure {
+    rule: &'static str,
+    detail: String,
+}
+
+const CHECK_FAILS: &str = "the index does not pass `check` after a power loss";
+const ACK_LOST: &str =
+    "a change acknowledged with exit 0 is lost after a power loss (SPEC §8: it must be durable)";
+const HALF_COMMAND: &str = "after a power loss the index holds part of an unacknowledged command";
+const NO_RECOVERY: &str = "`record` after a power loss fails or loses data";
+const HARNESS: &str = "a command failed under the shim before any power loss";
+
 /// Runs the workload up to `point`, cuts the power and checks what is left. Returns the
 /// failures found.
 fn run_point(
@@ -490,22 +530,23 @@ fn run_point(
     expected: &[BTreeMap<String, Value>],
     point: Point,
     rng: &mut Rng,
-) -> Vec<String> {
+) -> Vec<Failure> {
     let scene = Scene::new(Some(&work.base));
     let mut acknowledged = 0;
     let mut crashed = false;
     for (i, (label, args)) in work.commands.iter().enumerate().take(point.command + 1) {
         let crash = (i == point.command).then_some(point.crash);
+        mark_command(&scene, i);
         let output = scene.run_shimmed(BIN, &full_args(&scene.index, args), crash);
         if output.status.success() {
             acknowledged = i + 1;
         } else if output.status.signal() == Some(9) && crash.is_some() {
             crashed = true;
         } else {
-            return vec![format!(
-                "`{label}` failed under the shim before any power loss: {}",
-                text(&output)
-            )];
+            return vec![Failure {
+                rule: HARNESS,
+                detail: format!("`{label}`: {}", text(&output)),
+            }];
         }
     }
     let events = parse_journal(&scene.journal_text());
@@ -515,68 +556,72 @@ fn run_point(
             Event::Crash { description } => Some(description.clone()),
             _ => None,
         })
-        .unwrap_or_else(|| "after the command exited".to_string());
+        .unwrap_or_default();
     let label = &work.commands[point.command].0;
-    let ack = if crashed {
+    let when = if crashed {
         format!("power lost during `{label}`, {at}")
     } else {
         format!("power lost after `{label}` exited 0")
     };
     let rollback = power_loss(&scene, rng, point.torn);
     let context = format!(
-        "{ack}{}; the loss undid: {}; data lost: {}",
+        "{when}{}; the loss undid: {}; data lost: {}",
         if point.torn { " (torn writes)" } else { "" },
         list(&rollback.undone_entries),
         list(&rollback.undone_data)
     );
-    let mut failures = Vec::new();
+    let evidence = diagnose(&scene.index, &rollback, work, acknowledged);
+    let fail = |rule, problem: String| Failure {
+        rule,
+        detail: format!("{context}\n    {problem}{evidence}"),
+    };
     let check = reliora(&scene.index, &["check"]);
     if !check.status.success() {
-        failures.push(format!(
-            "{context}\n    `check` fails after the power loss: {}{}",
-            text(&check),
-            diagnose(&scene.index, &rollback)
-        ));
-        return failures;
+        return vec![fail(CHECK_FAILS, format!("`check`: {}", text(&check)))];
     }
     let now = match state(&scene.index) {
         Ok(now) => now,
-        Err(e) => {
-            failures.push(format!(
-                "{context}\n    {e}{}",
-                diagnose(&scene.index, &rollback)
-            ));
-            return failures;
-        }
+        Err(e) => return vec![fail(CHECK_FAILS, e)],
     };
+    let mut failures = Vec::new();
     let durable = &expected[acknowledged];
     let maybe = expected.get(acknowledged + 1).filter(|_| crashed);
     if &now != durable && Some(&now) != maybe {
-        let mut message = format!(
-            "{context}\n    acknowledged changes lost (SPEC §8: a write that exited 0 survives a \
-             power loss): {} commands exited 0, the last `{}`",
-            acknowledged,
-            acknowledged
-                .checked_sub(1)
-                .map_or("none", |i| work.commands[i].0.as_str())
-        );
-        for id in durable
-            .keys()
-            .chain(now.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-        {
+        // Lost acknowledged changes, or a part of the interrupted command (ids that hold
+        // neither their durable nor their complete state) — told apart by what differs.
+        let mut lost = String::new();
+        let mut partial = false;
+        let ids: std::collections::BTreeSet<&String> = durable.keys().chain(now.keys()).collect();
+        for id in ids {
             let (want, got) = (durable.get(id), now.get(id));
-            if want != got && maybe.map(|m| m.get(id)) != Some(got) {
-                let _ = write!(
-                    message,
-                    "\n      {id}: expected {}, found {}",
-                    want.map_or("no record".to_string(), Value::to_string),
-                    got.map_or("no record".to_string(), Value::to_string)
-                );
+            if want == got {
+                continue;
             }
+            if maybe.is_some_and(|m| m.get(id) == got) {
+                partial = true;
+                continue;
+            }
+            let _ = write!(
+                lost,
+                "\n      {id}: expected {}, found {}",
+                want.map_or("no record".to_string(), Value::to_string),
+                got.map_or("no record".to_string(), Value::to_string)
+            );
         }
-        message.push_str(&diagnose(&scene.index, &rollback));
-        failures.push(message);
+        if lost.is_empty() && partial {
+            failures.push(fail(
+                HALF_COMMAND,
+                "some but not all of its changes survive".to_string(),
+            ));
+        } else {
+            let last = acknowledged
+                .checked_sub(1)
+                .map_or("none", |i| work.commands[i].0.as_str());
+            failures.push(fail(
+                ACK_LOST,
+                format!("{acknowledged} commands exited 0, the last `{last}`:{lost}"),
+            ));
+        }
     }
     let extra = scene.journal.join("after.json");
     std::fs::write(
@@ -586,27 +631,25 @@ fn run_point(
     .expect("input");
     let after = reliora(&scene.index, &["record", &extra.to_string_lossy()]);
     if !after.status.success() {
-        failures.push(format!(
-            "{context}\n    `record` after the power loss fails: {}",
-            text(&after)
-        ));
-    } else {
-        match state(&scene.index) {
-            Ok(later) => {
-                let mut want = now.clone();
-                want.insert(
-                    "p-99".into(),
-                    json!({"title": "after the outage", "feedback": later.get("p-99").map(|r| &r["feedback"])}),
-                );
-                if later != want {
-                    failures.push(format!(
-                        "{context}\n    after one more `record` the index holds {later:?}, \
-                         expected {want:?}"
-                    ));
-                }
+        failures.push(fail(NO_RECOVERY, format!("`record`: {}", text(&after))));
+        return failures;
+    }
+    match state(&scene.index) {
+        Ok(later) => {
+            let mut want = now.clone();
+            let feedback = later.get("p-99").map(|r| r["feedback"].clone());
+            want.insert(
+                "p-99".into(),
+                json!({"title": "after the outage", "feedback": feedback}),
+            );
+            if later != want {
+                failures.push(fail(
+                    NO_RECOVERY,
+                    format!("after one more `record` it holds {later:?}, expected {want:?}"),
+                ));
             }
-            Err(e) => failures.push(format!("{context}\n    after one more `record`: {e}")),
         }
+        Err(e) => failures.push(fail(NO_RECOVERY, format!("after one more `record`: {e}"))),
     }
     failures
 }
@@ -619,14 +662,47 @@ fn list(items: &[String]) -> String {
     }
 }
 
-/// Names the durability rule a damaged index after a power loss points to: files the durable
-/// manifest names whose directory entry or data was not yet durable.
-fn diagnose(index: &Path, rollback: &Rollback) -> String {
-    let Ok(manifest) = std::fs::read(index.join("MANIFEST")) else {
-        return "\n    DURABILITY RULE BROKEN: no MANIFEST survives the power loss".to_string();
+/// The durability rules the rollback shows broken: changes of commands that had exited 0 which
+/// the power loss undid, and files the surviving manifest names whose creation or data was not
+/// durable.
+fn diagnose(index: &Path, rollback: &Rollback, work: &Workload, acknowledged: usize) -> String {
+    let mut out = String::new();
+    for (i, (label, _)) in work.commands.iter().enumerate().take(acknowledged) {
+        let lost: Vec<&str> = rollback
+            .lost
+            .iter()
+            .filter(|(command, _)| *command == Some(i))
+            .map(|(_, what)| what.as_str())
+            .collect();
+        let entries: Vec<&str> = lost
+            .iter()
+            .filter_map(|what| what.strip_prefix(ENTRY_LOST))
+            .collect();
+        if !entries.is_empty() {
+            let _ = write!(
+                out,
+                "\n    DURABILITY RULE BROKEN: `{label}` exited 0, but no fsync of the index \
+                 directory followed these changes of its, and the power loss undid them: {}",
+                entries.join(", ")
+            );
+        }
+        for what in lost.iter().filter(|what| !what.starts_with(ENTRY_LOST)) {
+            let _ = write!(
+                out,
+                "\n    DURABILITY RULE BROKEN: `{label}` exited 0, but {what}"
+            );
+        }
+    }
+    let Ok(bytes) = std::fs::read(index.join("MANIFEST")) else {
+        out.push_str("\n    DURABILITY RULE BROKEN: no MANIFEST survives the power loss");
+        return out;
     };
-    let Ok(manifest) = serde_json::from_slice::<Value>(&manifest) else {
-        return String::new();
+    // The manifest is JSON followed by a binary footer.
+    let Some(Ok(manifest)) = serde_json::Deserializer::from_slice(&bytes)
+        .into_iter::<Value>()
+        .next()
+    else {
+        return out;
     };
     let mut named: Vec<String> = Vec::new();
     if let Some(log) = manifest["log"].as_str() {
@@ -643,24 +719,31 @@ fn diagnose(index: &Path, rollback: &Rollback) -> String {
             named.push(format!("{segment_name}.{suffix}"));
         }
     }
-    let mut out = String::new();
     for file in &named {
         if rollback.unsynced_creations.contains(file) {
             let _ = write!(
                 out,
-                "\n    DURABILITY RULE BROKEN: the durable MANIFEST names {file}, whose creation \
-                 was never made durable (no fsync of the index directory after creating it)"
+                "\n    DURABILITY RULE BROKEN: the surviving MANIFEST names {file}, whose \
+                 creation was never made durable (no fsync of the index directory after it)"
+            );
+        }
+        if !index.join(file).exists() {
+            let _ = write!(
+                out,
+                "\n    DURABILITY RULE BROKEN: the surviving MANIFEST names {file}, which the \
+                 power loss took away"
             );
         }
         if rollback
             .undone_data
             .iter()
             .any(|d| d.starts_with(&format!("{file}:")))
+            && !file.ends_with(".log")
         {
             let _ = write!(
                 out,
-                "\n    DURABILITY RULE BROKEN: {file} (named by the durable MANIFEST) lost data \
-                 written before the command exited (no fsync of the file)"
+                "\n    DURABILITY RULE BROKEN: the surviving MANIFEST names {file}, whose data \
+                 was not fsync'd before the manifest named it"
             );
         }
     }
@@ -818,17 +901,30 @@ fn acknowledged_writes_survive_power_loss() {
     }
     eprintln!(
         "power loss: {} crash points over {} commands (tracked calls per command {counts:?}), \
-         seed {seed}, {} failures, {:.1?}",
+         seed {seed}, {} failing, {:.1?}",
         points.len(),
         work.commands.len(),
         failures.len(),
         started.elapsed()
     );
+    let mut report = String::new();
+    for rule in [HARNESS, CHECK_FAILS, ACK_LOST, HALF_COMMAND, NO_RECOVERY] {
+        let of_rule: Vec<&Failure> = failures.iter().filter(|f| f.rule == rule).collect();
+        if of_rule.is_empty() {
+            continue;
+        }
+        let _ = write!(report, "\n\n{} crash points: {rule}", of_rule.len());
+        for failure in of_rule.iter().take(4) {
+            let _ = write!(report, "\n  {}", failure.detail);
+        }
+        if of_rule.len() > 4 {
+            let _ = write!(report, "\n  … and {} more", of_rule.len() - 4);
+        }
+    }
     assert!(
         failures.is_empty(),
-        "{} of {} crash points lose or damage data:\n  {}",
+        "{} of {} crash points lose or damage data (seed {seed}):{report}",
         failures.len(),
-        points.len(),
-        failures.join("\n  ")
+        points.len()
     );
 }
