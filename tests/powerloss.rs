@@ -799,6 +799,16 @@ fn diagnose(index: &Path, rollback: &Rollback, acked: &[(usize, &str)]) -> Strin
             );
         }
     }
+    if rollback
+        .undone_data
+        .iter()
+        .any(|d| d.starts_with("MANIFEST:"))
+    {
+        out.push_str(
+            "\n    DURABILITY RULE BROKEN: the MANIFEST that survives lost data: the file renamed \
+             to MANIFEST was not fsync'd before the rename",
+        );
+    }
     let Ok(bytes) = std::fs::read(index.join("MANIFEST")) else {
         out.push_str("\n    DURABILITY RULE BROKEN: no MANIFEST survives the power loss");
         return out;
