@@ -93,7 +93,31 @@ pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
         let _ = index.stats();
         let _ = index.export(&mut std::io::sink(), Path::new("-"));
     }
-    let _ = check(dir);
+    let report = check(dir);
+    // A write over whatever the bytes made of the index: refused when it is damaged, and then
+    // nothing may change.
+    let before = snapshot(dir);
+    let record = crate::Record::from_json(&serde_json::json!({"id": "fuzz", "title": "after"}))
+        .expect("a valid record");
+    let written = crate::index::writer::record(dir, record);
+    if written.is_err() && !report.sound {
+        assert_eq!(snapshot(dir), before, "a refused write changed the index");
+    }
+}
+
+/// Every file of `dir` but the writer lock, with its bytes.
+fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name() != "LOCK")
+                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 /// The footer kind of an index file, by name; `None` for the record log (no footer).

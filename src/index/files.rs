@@ -92,6 +92,20 @@ pub fn leftovers(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Creates the index directory when it does not exist, and makes its entry durable (syncs the
+/// parent directory), so an acknowledged first write survives a power loss with its directory.
+pub fn create_index_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let parent = match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    sync_dir(parent)
+}
+
 /// Reads the manifest of `dir`; a missing manifest beside index files is damage that names
 /// `reliora salvage`, not "no index here".
 pub fn load_manifest(dir: &Path) -> Result<Manifest> {

@@ -154,7 +154,7 @@ impl Index {
         per_segment: usize,
         merge: bool,
     ) -> Result<BuildReport> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        files::create_index_dir(dir)?;
         let _lock = writer::WriterLock::acquire(dir)?;
         let bar = options.progress.then(|| {
             let bar = ProgressBar::new_spinner();
@@ -296,7 +296,7 @@ impl Index {
         }
         drop(first_seen);
         let dropped_recorded = check_build_target(dir, true)?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        files::create_index_dir(dir)?;
         let _lock = writer::WriterLock::acquire(dir)?;
         let bar = progress.then(|| {
             let bar = ProgressBar::new(records.len() as u64);

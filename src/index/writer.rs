@@ -216,7 +216,7 @@ pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
 }
 
 fn record_unless_damaged(dir: &Path, record: Record) -> Result<RecordReport> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    files::create_index_dir(dir)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = open_for_write(dir)?;
     let replaced = index.live_record(&record.id)?.is_some();
@@ -300,7 +300,7 @@ pub fn create_if_missing(dir: &Path) -> Result<bool> {
     if manifest_exists(dir) {
         return Ok(false);
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    files::create_index_dir(dir)?;
     let _lock = WriterLock::acquire(dir)?;
     if manifest_exists(dir) {
         return Ok(false);
