@@ -188,14 +188,48 @@ impl Server {
             json!(true),
             "{tool} {arguments} should fail: {result}"
         );
-        let error = result["structuredContent"].clone();
+        // Text content only: structured content would have to match the output schema.
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{tool} {arguments}: an error with structured content: {result}"
+        );
+        assert_eq!(
+            result["content"].as_array().map(Vec::len),
+            Some(1),
+            "{result}"
+        );
+        assert_eq!(result["content"][0]["type"], "text", "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let error: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("the error text is not JSON ({e}): {text:?}"));
         assert!(
             error["error"].is_string() && error["message"].is_string(),
             "{error}"
         );
-        let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), error);
         error
+    }
+
+    /// Calls a tool that must fail within `timeout`; returns its `{"error", "message"}`.
+    fn tool_error_within(&mut self, tool: &str, arguments: Value, timeout: Duration) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|e| {
+                panic!("no reply to {tool} {arguments} within {timeout:?} ({e})")
+            });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                let result = message["result"].clone();
+                assert_eq!(result["isError"], json!(true), "{message}");
+                assert!(result.get("structuredContent").is_none(), "{message}");
+                let text = result["content"][0]["text"].as_str().unwrap();
+                return serde_json::from_str(text).unwrap();
+            }
+        }
     }
 
     /// Closes stdin and waits for the server to exit; returns its status and stderr.
@@ -344,7 +378,10 @@ fn tools_list_declares_four_tools_with_their_schemas() {
     ] {
         assert!(record_object["properties"][field].is_object(), "{field}");
     }
+    // Annotations tell the truth: a record with an existing id replaces it; feedback adds.
     assert_eq!(record["annotations"]["readOnlyHint"], false);
+    assert_eq!(record["annotations"]["destructiveHint"], true);
+    assert_eq!(record["annotations"]["idempotentHint"], false);
 
     let feedback = tool("feedback");
     assert_eq!(
@@ -361,6 +398,10 @@ fn tools_list_declares_four_tools_with_their_schemas() {
             "outdated"
         ]
     );
+
+    assert_eq!(feedback["annotations"]["readOnlyHint"], false);
+    assert_eq!(feedback["annotations"]["destructiveHint"], false);
+    assert_eq!(feedback["annotations"]["idempotentHint"], false);
 
     let show = tool("show");
     assert_eq!(names(&show["inputSchema"]["required"]), ["id"]);
@@ -619,4 +660,90 @@ fn writes_by_other_processes_are_seen_and_a_new_directory_starts_empty() {
     let (status, stderr, _) = server.finish();
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("created an empty index"), "{stderr}");
+}
+
+#[test]
+fn undeclared_arguments_are_refused_before_anything_is_opened() {
+    let (dir, index) = sample_index();
+    let secret = dir.path().join("settings.toml");
+    std::fs::write(&secret, "[profile]\nsecret-line = \"do-not-echo-me\"\n").unwrap();
+    let mut server = Server::spawn(&index);
+    server.initialize();
+    // `config` is a command-line option only: naming a file, an endless device or the server's
+    // own stdin gets a prompt refusal that shows nothing of the file.
+    for path in [secret.to_str().unwrap(), "/dev/zero", "/dev/stdin"] {
+        let started = std::time::Instant::now();
+        let error = server.tool_error_within(
+            "search",
+            json!({"query": "docker", "config": path}),
+            Duration::from_secs(10),
+        );
+        assert_eq!(error["error"], "invalid_option", "{path}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("config"), "{message}");
+        assert!(!message.contains("do-not-echo-me"), "{message}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{path}");
+    }
+    // Other spellings a `--queries` line accepts are not arguments of the tool either.
+    for (name, value) in [
+        ("tag", json!("rust")),
+        ("min-score", json!(0.5)),
+        ("project-context", json!("payments")),
+    ] {
+        let error = server.tool_error("search", json!({"query": "docker", name: value}));
+        assert_eq!(error["error"], "invalid_option", "{name}");
+    }
+    // Every argument the schema declares is taken.
+    let listed = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    let search = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "search")
+        .unwrap()
+        .clone();
+    let mut arguments = serde_json::Map::new();
+    for (name, declared) in search["inputSchema"]["properties"].as_object().unwrap() {
+        let value = match (name.as_str(), declared["type"].as_str().unwrap()) {
+            (_, "integer") => json!(5),
+            (_, "number") => json!(0),
+            (_, "boolean") => json!(false),
+            (_, "array") => json!(["docker"]),
+            ("query", _) => json!("docker compose"),
+            ("now", _) => json!(NOW),
+            ("profile", _) => json!("decay"),
+            ("backend", _) => json!("auto"),
+            ("rerank", _) => json!("relevance=1"),
+            ("type", _) => json!("episodic"),
+            ("projectContext", _) => json!("docker"),
+            (_, _) => json!("docker"),
+        };
+        arguments.insert(name.clone(), value);
+    }
+    let answer = server.ok("search", Value::Object(arguments.clone()));
+    assert_eq!(answer["profile"], "decay", "{answer}");
+    let (status, stderr, _) = server.finish();
+    assert_eq!(status, 0, "{stderr}");
+}
+
+#[test]
+fn tool_errors_name_index_files_relative_to_the_index() {
+    let (_dir, index) = sample_index();
+    let absolute = index.canonicalize().unwrap();
+    let mut server = Server::spawn(&absolute);
+    server.initialize();
+    // The manifest goes while the server runs: reads answer index_damaged, naming it.
+    std::fs::remove_file(absolute.join("MANIFEST")).unwrap();
+    let dir = absolute.to_str().unwrap();
+    for (tool, arguments) in [
+        ("show", json!({"id": "rs-008"})),
+        ("search", json!({"query": "docker", "backend": "index"})),
+    ] {
+        let error = server.tool_error(tool, arguments);
+        assert_eq!(error["error"], "index_damaged", "{tool}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("MANIFEST"), "{tool}: {message}");
+        assert!(!message.contains(dir), "{tool}: {message} names {dir}");
+    }
+    drop(server);
 }

@@ -11,11 +11,15 @@
 //!
 //! Each tool declares an input schema and an output schema (see the `schema` module). Every
 //! failure of a tool — an invalid argument, an invalid record, an unknown id, a damaged
-//! index — is a *tool error*: a result with `isError: true` whose structured content (and
-//! text) is the CLI's error JSON `{"error": CODE, "message": …}`, CODE being the SPEC code
-//! ([`ErrorCode`](crate::ErrorCode)). An agent reads it like any answer and can correct its
-//! call. Protocol errors (JSON-RPC) are left for what is not a tool call at all: an unknown
-//! tool, a malformed request.
+//! index — is a *tool error*: a result with `isError: true` whose only content is a text block
+//! holding the CLI's error JSON `{"error": CODE, "message": …}`, CODE being the SPEC code
+//! ([`ErrorCode`](crate::ErrorCode)), with paths named relative to the index directory. It has
+//! no structured content: structured content must match the tool's output schema, which
+//! describes answers, and clients that validate it (the TypeScript SDK does, errors included)
+//! would reject the error instead of showing it. An agent reads it like any answer and can
+//! correct its call. An argument the tool's input schema does not declare is `invalid_option`,
+//! refused before anything is opened. Protocol errors (JSON-RPC) are left for what is not a
+//! tool call at all: an unknown tool, a malformed request.
 //!
 //! Every call works on the index directory afresh: searches go through a
 //! [`Searcher`](crate::Searcher), which reopens the index whenever another process changed it,
@@ -48,7 +52,8 @@ use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig, Tool,
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
@@ -145,7 +150,7 @@ impl McpServer {
         description = RECORD,
         input_schema = schema::record_input(),
         output_schema = schema::record_output(),
-        annotations(title = "Record an experience", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Record an experience", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn record(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         self.call(tools::record, arguments).await
@@ -156,7 +161,7 @@ impl McpServer {
         description = FEEDBACK,
         input_schema = schema::feedback_input(),
         output_schema = schema::feedback_output(),
-        annotations(title = "Report an outcome", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Report an outcome", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn feedback(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         self.call(tools::feedback, arguments).await
@@ -180,9 +185,17 @@ impl McpServer {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let memory = Arc::clone(&self.memory);
-        match tokio::task::spawn_blocking(move || tool(&memory, &arguments)).await {
+        let outcome = tokio::task::spawn_blocking(move || {
+            tool(&memory, &arguments).map_err(|error| memory.error_json(&error))
+        });
+        match outcome.await {
             Ok(Ok(value)) => Ok(CallToolResult::structured(value)),
-            Ok(Err(error)) => Ok(CallToolResult::structured_error(tools::error_json(&error))),
+            // A tool error carries its JSON as text only: structured content must match the
+            // tool's output schema (MCP, "Output Schema"), and clients that validate it, such
+            // as the TypeScript SDK, reject an error object there.
+            Ok(Err(error)) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                error.to_string(),
+            )])),
             Err(panic) => Err(ErrorData::internal_error(
                 format!("the tool failed unexpectedly: {panic}"),
                 None,
