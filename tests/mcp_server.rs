@@ -209,6 +209,25 @@ impl Server {
         error
     }
 
+    /// Writes raw bytes to the server's stdin.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message on stdout.
+    fn next_message(&mut self, waiting_for: &str) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(REPLY_TIMEOUT)
+            .unwrap_or_else(|e| panic!("no reply to {waiting_for} ({e})"));
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        self.transcript.push(message.clone());
+        message
+    }
+
     /// Calls a tool that must fail within `timeout`; returns its `{"error", "message"}`.
     fn tool_error_within(&mut self, tool: &str, arguments: Value, timeout: Duration) -> Value {
         let id = self.next_id;
@@ -746,4 +765,80 @@ fn tool_errors_name_index_files_relative_to_the_index() {
         assert!(!message.contains(dir), "{tool}: {message} names {dir}");
     }
     drop(server);
+}
+
+/// Sends `line` as is and returns the JSON-RPC error it must draw.
+fn protocol_error(server: &mut Server, line: &[u8], what: &str) -> Value {
+    server.send_raw(line);
+    let reply = server.next_message(what);
+    assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
+    assert!(reply.get("result").is_none(), "{what}: {reply}");
+    assert!(reply["error"]["message"].is_string(), "{what}: {reply}");
+    reply
+}
+
+#[test]
+fn malformed_and_oversized_lines_get_protocol_errors_and_the_server_goes_on() {
+    let (_dir, index) = sample_index();
+    let mut server = Server::spawn(&index);
+    server.initialize();
+    let still_serving = |server: &mut Server, after: &str| {
+        let answer = server.ok("search", json!({"query": "docker", "limit": 1}));
+        assert_eq!(
+            answer["results"].as_array().unwrap().len(),
+            1,
+            "after {after}"
+        );
+    };
+
+    let cases: [(&[u8], i64, Value); 7] = [
+        (b"this is not json\n", -32700, Value::Null),
+        (b"{\"jsonrpc\": \"2.0\", \"id\": 41, \"method\"\n", -32700, Value::Null),
+        (b"42\n", -32600, Value::Null),
+        (b"\"tools/list\"\n", -32600, Value::Null),
+        (
+            b"[{\"jsonrpc\": \"2.0\", \"id\": 42, \"method\": \"tools/list\"}]\n",
+            -32600,
+            Value::Null,
+        ),
+        (b"{\"id\": 43, \"method\": \"tools/list\"}\n", -32600, json!(43)),
+        (
+            b"{\"jsonrpc\": \"2.0\", \"id\": 44, \"method\": \"tools/call\", \"params\": \"search\"}\n",
+            -32600,
+            json!(44),
+        ),
+    ];
+    for (line, code, id) in cases {
+        let what = String::from_utf8_lossy(line).trim().to_string();
+        let reply = protocol_error(&mut server, line, &what);
+        assert_eq!(reply["error"]["code"], code, "{what}: {reply}");
+        assert_eq!(reply["id"], id, "{what}: {reply}");
+        still_serving(&mut server, &what);
+    }
+
+    // 17 MiB on one line: refused with an error, the rest of the line skipped as it arrives.
+    let mut huge = br#"{"jsonrpc": "2.0", "id": 45, "method": "tools/call", "params": {"name": "search", "arguments": {"query": ""#.to_vec();
+    huge.resize(huge.len() + 17 * 1024 * 1024, b'a');
+    huge.extend_from_slice(b"\"}}}\n");
+    let reply = protocol_error(&mut server, &huge, "a 17 MiB line");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("16777216"),
+        "{reply}"
+    );
+    still_serving(&mut server, "a 17 MiB line");
+    // A message just under the limit is read whole.
+    let mut large = br#"{"jsonrpc": "2.0", "id": 46, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "docker"#.to_vec();
+    large.resize(large.len() + 2 * 1024 * 1024, b' ');
+    large.extend_from_slice(b"\", \"limit\": 1}}}\n");
+    server.send_raw(&large);
+    let answer = server.next_message("a 2 MiB request");
+    assert_eq!(answer["id"], 46, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    let (status, stderr, _) = server.finish();
+    assert_eq!(status, 0, "{stderr}");
 }

@@ -44,8 +44,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod framing;
 mod schema;
 mod tools;
+
+pub use framing::MAX_MESSAGE_BYTES;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -235,12 +238,32 @@ pub fn serve_stdio(dir: PathBuf) -> Result<()> {
         .build()
         .map_err(|e| crate::Error::io("<tokio runtime>", e))?;
     let outcome = runtime.block_on(async {
-        let service = McpServer::new(&dir)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(std::io::Error::other)?;
-        service.waiting().await.map_err(std::io::Error::other)?;
-        Ok::<(), std::io::Error>(())
+        // stdin → framing (answers malformed lines itself) → the SDK → one stdout writer.
+        let (ours, sdk_side) = tokio::io::duplex(1 << 16);
+        let (from_sdk, to_sdk) = tokio::io::split(ours);
+        let (replies, lines) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::spawn(framing::write_lines(tokio::io::stdout(), lines));
+        tokio::spawn(framing::pump_input(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            to_sdk,
+            replies.downgrade(),
+        ));
+        tokio::spawn(framing::pump_output(
+            tokio::io::BufReader::new(from_sdk),
+            replies,
+        ));
+        let served = async {
+            let service = McpServer::new(&dir)
+                .serve(sdk_side)
+                .await
+                .map_err(std::io::Error::other)?;
+            service.waiting().await.map_err(std::io::Error::other)?;
+            Ok::<(), std::io::Error>(())
+        }
+        .await;
+        // The SDK has closed its side: the writer ends once every reply is out.
+        let written = writer.await.map_err(std::io::Error::other)?;
+        served.and(written)
     });
     // A read of stdin cannot be cancelled: do not wait for one at shutdown.
     runtime.shutdown_background();
