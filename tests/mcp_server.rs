@@ -772,6 +772,8 @@ fn protocol_error(server: &mut Server, line: &[u8], what: &str) -> Value {
     server.send_raw(line);
     let reply = server.next_message(what);
     assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
+    // An error response always has an id, null when the request's could not be read.
+    assert!(reply.get("id").is_some(), "{what}: {reply}");
     assert!(reply.get("result").is_none(), "{what}: {reply}");
     assert!(reply["error"]["message"].is_string(), "{what}: {reply}");
     reply
