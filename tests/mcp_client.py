@@ -9,7 +9,8 @@ It builds an index of the sample data with the CLI, then, once per connection mo
 (`auto`: the client picks the newest protocol the server speaks; `legacy`: the initialize
 handshake), starts `reliora mcp`, lists the tools, and calls search, record, feedback and show,
 including invalid arguments. The client validates each successful tool result against the
-tool's declared output schema, so a result that does not match its schema fails here too.
+tool's declared output schema, so a result that does not match its schema fails here too; tool
+errors carry their `{"error", "message"}` JSON as text content only.
 Prints one line per check and a closing `N passed, N failed` line; exits 1 on any failure.
 """
 
@@ -52,6 +53,21 @@ def cli(binary: Path, index: Path, *args: str) -> Any:
         text=True,
     )
     return json.loads(output.stdout)
+
+
+def error_code(result: Any) -> str | None:
+    """The SPEC code of a tool error: its only content is a text block holding
+    `{"error": CODE, "message": ...}` (no structured content, which would have to match the
+    tool's output schema)."""
+    if len(result.content) != 1 or result.content[0].type != "text":
+        return None
+    try:
+        error = json.loads(result.content[0].text)
+    except ValueError:
+        return None
+    if not isinstance(error, dict) or not error.get("message"):
+        return None
+    return error.get("error")
 
 
 async def session(binary: Path, index: Path, mode: str, checks: Checks) -> None:
@@ -151,11 +167,15 @@ async def session(binary: Path, index: Path, mode: str, checks: Checks) -> None:
             ("show", {"id": "no-such-record"}, "not_found"),
         ]:
             result = await client.call_tool(tool, arguments)
-            error = result.structured_content or {}
             checks.check(
                 f"{tag} {tool} {json.dumps(arguments)} is a tool error {code}",
-                result.is_error and error.get("error") == code and bool(error.get("message")),
+                result.is_error and error_code(result) == code,
                 result.content,
+            )
+            checks.check(
+                f"{tag} {tool} {json.dumps(arguments)} has no structured content",
+                result.structured_content is None,
+                result.structured_content,
             )
 
 

@@ -188,14 +188,67 @@ impl Server {
             json!(true),
             "{tool} {arguments} should fail: {result}"
         );
-        let error = result["structuredContent"].clone();
+        // Text content only: structured content would have to match the output schema.
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{tool} {arguments}: an error with structured content: {result}"
+        );
+        assert_eq!(
+            result["content"].as_array().map(Vec::len),
+            Some(1),
+            "{result}"
+        );
+        assert_eq!(result["content"][0]["type"], "text", "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let error: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("the error text is not JSON ({e}): {text:?}"));
         assert!(
             error["error"].is_string() && error["message"].is_string(),
             "{error}"
         );
-        let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), error);
         error
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message on stdout.
+    fn next_message(&mut self, waiting_for: &str) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(REPLY_TIMEOUT)
+            .unwrap_or_else(|e| panic!("no reply to {waiting_for} ({e})"));
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        self.transcript.push(message.clone());
+        message
+    }
+
+    /// Calls a tool that must fail within `timeout`; returns its `{"error", "message"}`.
+    fn tool_error_within(&mut self, tool: &str, arguments: Value, timeout: Duration) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|e| {
+                panic!("no reply to {tool} {arguments} within {timeout:?} ({e})")
+            });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                let result = message["result"].clone();
+                assert_eq!(result["isError"], json!(true), "{message}");
+                assert!(result.get("structuredContent").is_none(), "{message}");
+                let text = result["content"][0]["text"].as_str().unwrap();
+                return serde_json::from_str(text).unwrap();
+            }
+        }
     }
 
     /// Closes stdin and waits for the server to exit; returns its status and stderr.
@@ -344,7 +397,10 @@ fn tools_list_declares_four_tools_with_their_schemas() {
     ] {
         assert!(record_object["properties"][field].is_object(), "{field}");
     }
+    // Annotations tell the truth: a record with an existing id replaces it; feedback adds.
     assert_eq!(record["annotations"]["readOnlyHint"], false);
+    assert_eq!(record["annotations"]["destructiveHint"], true);
+    assert_eq!(record["annotations"]["idempotentHint"], false);
 
     let feedback = tool("feedback");
     assert_eq!(
@@ -361,6 +417,10 @@ fn tools_list_declares_four_tools_with_their_schemas() {
             "outdated"
         ]
     );
+
+    assert_eq!(feedback["annotations"]["readOnlyHint"], false);
+    assert_eq!(feedback["annotations"]["destructiveHint"], false);
+    assert_eq!(feedback["annotations"]["idempotentHint"], false);
 
     let show = tool("show");
     assert_eq!(names(&show["inputSchema"]["required"]), ["id"]);
@@ -619,4 +679,168 @@ fn writes_by_other_processes_are_seen_and_a_new_directory_starts_empty() {
     let (status, stderr, _) = server.finish();
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("created an empty index"), "{stderr}");
+}
+
+#[test]
+fn undeclared_arguments_are_refused_before_anything_is_opened() {
+    let (dir, index) = sample_index();
+    let secret = dir.path().join("settings.toml");
+    std::fs::write(&secret, "[profile]\nsecret-line = \"do-not-echo-me\"\n").unwrap();
+    let mut server = Server::spawn(&index);
+    server.initialize();
+    // `config` is a command-line option only: naming a file, an endless device or the server's
+    // own stdin gets a prompt refusal that shows nothing of the file.
+    for path in [secret.to_str().unwrap(), "/dev/zero", "/dev/stdin"] {
+        let started = std::time::Instant::now();
+        let error = server.tool_error_within(
+            "search",
+            json!({"query": "docker", "config": path}),
+            Duration::from_secs(10),
+        );
+        assert_eq!(error["error"], "invalid_option", "{path}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("config"), "{message}");
+        assert!(!message.contains("do-not-echo-me"), "{message}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{path}");
+    }
+    // Other spellings a `--queries` line accepts are not arguments of the tool either.
+    for (name, value) in [
+        ("tag", json!("rust")),
+        ("min-score", json!(0.5)),
+        ("project-context", json!("payments")),
+    ] {
+        let error = server.tool_error("search", json!({"query": "docker", name: value}));
+        assert_eq!(error["error"], "invalid_option", "{name}");
+    }
+    // Every argument the schema declares is taken.
+    let listed = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    let search = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "search")
+        .unwrap()
+        .clone();
+    let mut arguments = serde_json::Map::new();
+    for (name, declared) in search["inputSchema"]["properties"].as_object().unwrap() {
+        let value = match (name.as_str(), declared["type"].as_str().unwrap()) {
+            (_, "integer") => json!(5),
+            (_, "number") => json!(0),
+            (_, "boolean") => json!(false),
+            (_, "array") => json!(["docker"]),
+            ("query", _) => json!("docker compose"),
+            ("now", _) => json!(NOW),
+            ("profile", _) => json!("decay"),
+            ("backend", _) => json!("auto"),
+            ("rerank", _) => json!("relevance=1"),
+            ("type", _) => json!("episodic"),
+            ("projectContext", _) => json!("docker"),
+            (_, _) => json!("docker"),
+        };
+        arguments.insert(name.clone(), value);
+    }
+    let answer = server.ok("search", Value::Object(arguments.clone()));
+    assert_eq!(answer["profile"], "decay", "{answer}");
+    let (status, stderr, _) = server.finish();
+    assert_eq!(status, 0, "{stderr}");
+}
+
+#[test]
+fn tool_errors_name_index_files_relative_to_the_index() {
+    let (_dir, index) = sample_index();
+    let absolute = index.canonicalize().unwrap();
+    let mut server = Server::spawn(&absolute);
+    server.initialize();
+    // The manifest goes while the server runs: reads answer index_damaged, naming it.
+    std::fs::remove_file(absolute.join("MANIFEST")).unwrap();
+    let dir = absolute.to_str().unwrap();
+    for (tool, arguments) in [
+        ("show", json!({"id": "rs-008"})),
+        ("search", json!({"query": "docker", "backend": "index"})),
+    ] {
+        let error = server.tool_error(tool, arguments);
+        assert_eq!(error["error"], "index_damaged", "{tool}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("MANIFEST"), "{tool}: {message}");
+        assert!(!message.contains(dir), "{tool}: {message} names {dir}");
+    }
+    drop(server);
+}
+
+/// Sends `line` as is and returns the JSON-RPC error it must draw.
+fn protocol_error(server: &mut Server, line: &[u8], what: &str) -> Value {
+    server.send_raw(line);
+    let reply = server.next_message(what);
+    assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
+    // An error response always has an id, null when the request's could not be read.
+    assert!(reply.get("id").is_some(), "{what}: {reply}");
+    assert!(reply.get("result").is_none(), "{what}: {reply}");
+    assert!(reply["error"]["message"].is_string(), "{what}: {reply}");
+    reply
+}
+
+#[test]
+fn malformed_and_oversized_lines_get_protocol_errors_and_the_server_goes_on() {
+    let (_dir, index) = sample_index();
+    let mut server = Server::spawn(&index);
+    server.initialize();
+    let still_serving = |server: &mut Server, after: &str| {
+        let answer = server.ok("search", json!({"query": "docker", "limit": 1}));
+        assert_eq!(
+            answer["results"].as_array().unwrap().len(),
+            1,
+            "after {after}"
+        );
+    };
+
+    let cases: [(&[u8], i64, Value); 7] = [
+        (b"this is not json\n", -32700, Value::Null),
+        (b"{\"jsonrpc\": \"2.0\", \"id\": 41, \"method\"\n", -32700, Value::Null),
+        (b"42\n", -32600, Value::Null),
+        (b"\"tools/list\"\n", -32600, Value::Null),
+        (
+            b"[{\"jsonrpc\": \"2.0\", \"id\": 42, \"method\": \"tools/list\"}]\n",
+            -32600,
+            Value::Null,
+        ),
+        (b"{\"id\": 43, \"method\": \"tools/list\"}\n", -32600, json!(43)),
+        (
+            b"{\"jsonrpc\": \"2.0\", \"id\": 44, \"method\": \"tools/call\", \"params\": \"search\"}\n",
+            -32600,
+            json!(44),
+        ),
+    ];
+    for (line, code, id) in cases {
+        let what = String::from_utf8_lossy(line).trim().to_string();
+        let reply = protocol_error(&mut server, line, &what);
+        assert_eq!(reply["error"]["code"], code, "{what}: {reply}");
+        assert_eq!(reply["id"], id, "{what}: {reply}");
+        still_serving(&mut server, &what);
+    }
+
+    // 17 MiB on one line: refused with an error, the rest of the line skipped as it arrives.
+    let mut huge = br#"{"jsonrpc": "2.0", "id": 45, "method": "tools/call", "params": {"name": "search", "arguments": {"query": ""#.to_vec();
+    huge.resize(huge.len() + 17 * 1024 * 1024, b'a');
+    huge.extend_from_slice(b"\"}}}\n");
+    let reply = protocol_error(&mut server, &huge, "a 17 MiB line");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("16777216"),
+        "{reply}"
+    );
+    still_serving(&mut server, "a 17 MiB line");
+    // A message just under the limit is read whole.
+    let mut large = br#"{"jsonrpc": "2.0", "id": 46, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "docker"#.to_vec();
+    large.resize(large.len() + 2 * 1024 * 1024, b' ');
+    large.extend_from_slice(b"\", \"limit\": 1}}}\n");
+    server.send_raw(&large);
+    let answer = server.next_message("a 2 MiB request");
+    assert_eq!(answer["id"], 46, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    let (status, stderr, _) = server.finish();
+    assert_eq!(status, 0, "{stderr}");
 }

@@ -11,11 +11,15 @@
 //!
 //! Each tool declares an input schema and an output schema (see the `schema` module). Every
 //! failure of a tool — an invalid argument, an invalid record, an unknown id, a damaged
-//! index — is a *tool error*: a result with `isError: true` whose structured content (and
-//! text) is the CLI's error JSON `{"error": CODE, "message": …}`, CODE being the SPEC code
-//! ([`ErrorCode`](crate::ErrorCode)). An agent reads it like any answer and can correct its
-//! call. Protocol errors (JSON-RPC) are left for what is not a tool call at all: an unknown
-//! tool, a malformed request.
+//! index — is a *tool error*: a result with `isError: true` whose only content is a text block
+//! holding the CLI's error JSON `{"error": CODE, "message": …}`, CODE being the SPEC code
+//! ([`ErrorCode`](crate::ErrorCode)), with paths named relative to the index directory. It has
+//! no structured content: structured content must match the tool's output schema, which
+//! describes answers, and clients that validate it (the TypeScript SDK does, errors included)
+//! would reject the error instead of showing it. An agent reads it like any answer and can
+//! correct its call. An argument the tool's input schema does not declare is `invalid_option`,
+//! refused before anything is opened. Protocol errors (JSON-RPC) are left for what is not a
+//! tool call at all: an unknown tool, a malformed request.
 //!
 //! Every call works on the index directory afresh: searches go through a
 //! [`Searcher`](crate::Searcher), which reopens the index whenever another process changed it,
@@ -40,15 +44,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod framing;
 mod schema;
 mod tools;
+
+pub use framing::MAX_MESSAGE_BYTES;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig, Tool,
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
@@ -145,7 +153,7 @@ impl McpServer {
         description = RECORD,
         input_schema = schema::record_input(),
         output_schema = schema::record_output(),
-        annotations(title = "Record an experience", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Record an experience", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn record(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         self.call(tools::record, arguments).await
@@ -156,7 +164,7 @@ impl McpServer {
         description = FEEDBACK,
         input_schema = schema::feedback_input(),
         output_schema = schema::feedback_output(),
-        annotations(title = "Report an outcome", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Report an outcome", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn feedback(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         self.call(tools::feedback, arguments).await
@@ -180,9 +188,17 @@ impl McpServer {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let memory = Arc::clone(&self.memory);
-        match tokio::task::spawn_blocking(move || tool(&memory, &arguments)).await {
+        let outcome = tokio::task::spawn_blocking(move || {
+            tool(&memory, &arguments).map_err(|error| memory.error_json(&error))
+        });
+        match outcome.await {
             Ok(Ok(value)) => Ok(CallToolResult::structured(value)),
-            Ok(Err(error)) => Ok(CallToolResult::structured_error(tools::error_json(&error))),
+            // A tool error carries its JSON as text only: structured content must match the
+            // tool's output schema (MCP, "Output Schema"), and clients that validate it, such
+            // as the TypeScript SDK, reject an error object there.
+            Ok(Err(error)) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                error.to_string(),
+            )])),
             Err(panic) => Err(ErrorData::internal_error(
                 format!("the tool failed unexpectedly: {panic}"),
                 None,
@@ -222,12 +238,32 @@ pub fn serve_stdio(dir: PathBuf) -> Result<()> {
         .build()
         .map_err(|e| crate::Error::io("<tokio runtime>", e))?;
     let outcome = runtime.block_on(async {
-        let service = McpServer::new(&dir)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(std::io::Error::other)?;
-        service.waiting().await.map_err(std::io::Error::other)?;
-        Ok::<(), std::io::Error>(())
+        // stdin → framing (answers malformed lines itself) → the SDK → one stdout writer.
+        let (ours, sdk_side) = tokio::io::duplex(1 << 16);
+        let (from_sdk, to_sdk) = tokio::io::split(ours);
+        let (replies, lines) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::spawn(framing::write_lines(tokio::io::stdout(), lines));
+        tokio::spawn(framing::pump_input(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            to_sdk,
+            replies.downgrade(),
+        ));
+        tokio::spawn(framing::pump_output(
+            tokio::io::BufReader::new(from_sdk),
+            replies,
+        ));
+        let served = async {
+            let service = McpServer::new(&dir)
+                .serve(sdk_side)
+                .await
+                .map_err(std::io::Error::other)?;
+            service.waiting().await.map_err(std::io::Error::other)?;
+            Ok::<(), std::io::Error>(())
+        }
+        .await;
+        // The SDK has closed its side: the writer ends once every reply is out.
+        let written = writer.await.map_err(std::io::Error::other)?;
+        served.and(written)
     });
     // A read of stdin cannot be cancelled: do not wait for one at shutdown.
     runtime.shutdown_background();

@@ -147,8 +147,9 @@ fn record_schema() -> Value {
 /// `record`: one record object.
 pub fn record_input() -> Arc<JsonObject> {
     let mut record = record_schema();
+    record["type"] = json!(["object", "string"]);
     record["description"] = json!(
-        "The experience, as a JSON object with camelCase fields (snake_case accepted). Only title is required."
+        "The experience, as a JSON object with camelCase fields (snake_case accepted), or a string holding that object. Only title is required."
     );
     object(json!({
         "type": "object",

@@ -2,8 +2,12 @@
 //! with its SPEC code. They translate and delegate to [`Searcher`] and [`Writer`]; no search or
 //! write logic lives here.
 
+use std::path::Path;
+
+use rmcp::model::JsonObject;
 use serde_json::{Map, Value};
 
+use super::schema;
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::searcher::Searcher;
 use crate::index::writer::Writer;
@@ -15,20 +19,71 @@ use crate::search::request::SearchRequest;
 pub(crate) struct Memory {
     pub searcher: Searcher,
     pub writer: Writer,
+    /// The ways a message may spell the index directory (as given, absolute, canonical),
+    /// longest first, to name files relative to it in tool errors.
+    dir_spellings: Vec<String>,
 }
 
 impl Memory {
-    pub fn new(dir: &std::path::Path) -> Memory {
+    pub fn new(dir: &Path) -> Memory {
+        let mut dir_spellings: Vec<String> = [
+            Some(dir.to_path_buf()),
+            std::path::absolute(dir).ok(),
+            dir.canonicalize().ok(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|path| path.display().to_string())
+        .map(|path| path.trim_end_matches('/').to_string())
+        .filter(|path| !path.is_empty() && path != ".")
+        .collect();
+        dir_spellings.sort_by_key(|path| std::cmp::Reverse(path.len()));
+        dir_spellings.dedup();
         Memory {
             searcher: Searcher::new(dir),
             writer: Writer::new(dir),
+            dir_spellings,
         }
     }
+
+    /// A tool error's JSON, the CLI's `{"error": CODE, "message": …}`, with the files of the
+    /// index named relative to its directory (`g000001.log`, not a machine's absolute path).
+    pub fn error_json(&self, error: &Error) -> Value {
+        let mut message = error.to_string();
+        for dir in &self.dir_spellings {
+            message = strip_dir(&message, dir);
+        }
+        serde_json::json!({"error": error.code().as_str(), "message": message})
+    }
+}
+
+/// `message` with `dir/` removed before each file it names, and `dir` itself written `.`; a
+/// longer name that merely starts like `dir` (`dir2/x`) is left alone.
+fn strip_dir(message: &str, dir: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(dir) {
+        let after = &rest[at + dir.len()..];
+        out.push_str(&rest[..at]);
+        let next = after.chars().next();
+        if let Some(file) = after.strip_prefix('/') {
+            rest = file;
+        } else if next.is_none_or(|c| !(c.is_alphanumeric() || "._-".contains(c))) {
+            out.push('.');
+            rest = after;
+        } else {
+            out.push_str(dir);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `search`: `{query, …options}` → the response `reliora search` prints.
 pub(crate) fn search(memory: &Memory, arguments: &Map<String, Value>) -> Result<Value> {
     // Options first, in the order given, then the query (SPEC §6).
+    check_arguments("search", &schema::search_input(), arguments)?;
     let mut request = SearchRequest::new(String::new());
     request.apply_json_options(arguments, &["query"])?;
     request.query = match arguments.get("query") {
@@ -48,7 +103,7 @@ pub(crate) fn search(memory: &Memory, arguments: &Map<String, Value>) -> Result<
 /// The record is a JSON object, or a string holding one (then parsed as strictly as a record
 /// file: a duplicate key is an error).
 pub(crate) fn record(memory: &Memory, arguments: &Map<String, Value>) -> Result<Value> {
-    only_known(arguments, &["record"], "record")?;
+    check_arguments("record", &schema::record_input(), arguments)?;
     let report = match arguments.get("record") {
         None | Some(Value::Null) => {
             return Err(Error::query(
@@ -66,7 +121,7 @@ pub(crate) fn record(memory: &Memory, arguments: &Map<String, Value>) -> Result<
 
 /// `feedback`: `{id, outcome}` → the id, the outcome and the counts after adding it.
 pub(crate) fn feedback(memory: &Memory, arguments: &Map<String, Value>) -> Result<Value> {
-    only_known(arguments, &["id", "outcome"], "feedback")?;
+    check_arguments("feedback", &schema::feedback_input(), arguments)?;
     let id = required_string(arguments, "id", "feedback")?;
     let outcome = Outcome::parse(required_string(arguments, "outcome", "feedback")?)?;
     let report = memory.writer.feedback(id, outcome)?;
@@ -75,34 +130,61 @@ pub(crate) fn feedback(memory: &Memory, arguments: &Map<String, Value>) -> Resul
 
 /// `show`: `{id}`, an id or a locator → the stored record, as `reliora show` prints it.
 pub(crate) fn show(memory: &Memory, arguments: &Map<String, Value>) -> Result<Value> {
-    only_known(arguments, &["id"], "show")?;
+    check_arguments("show", &schema::show_input(), arguments)?;
     let id = required_string(arguments, "id", "show")?;
     Ok(memory.searcher.get(id)?.record.to_json())
 }
 
-/// The structured content of a tool error: the CLI's `{"error": CODE, "message": …}`.
-pub(crate) fn error_json(error: &Error) -> Value {
-    serde_json::json!({
-        "error": error.code().as_str(),
-        "message": error.to_string(),
-    })
-}
-
-fn only_known(arguments: &Map<String, Value>, known: &[&str], tool: &str) -> Result<()> {
-    match arguments.keys().find(|key| !known.contains(&key.as_str())) {
-        None => Ok(()),
-        Some(key) => Err(Error::query(
-            ErrorCode::InvalidOption,
-            format!(
-                "{tool}: unknown argument {key:?} (expected {})",
-                known
-                    .iter()
-                    .map(|k| format!("{k:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
+/// Refuses, as `invalid_option`, any argument the tool's input schema does not declare, and
+/// a declared one whose JSON type is not the one declared (`null` counts as absent) — before
+/// the tool opens or reads anything. The schema is the one `tools/list` shows, so what it
+/// declares is what the tool takes.
+pub(crate) fn check_arguments(
+    tool: &str,
+    schema: &JsonObject,
+    arguments: &Map<String, Value>,
+) -> Result<()> {
+    let properties = schema["properties"]
+        .as_object()
+        .expect("input schemas declare properties");
+    for (key, value) in arguments {
+        let Some(declared) = properties.get(key) else {
+            let shown: String = key.chars().take(80).collect();
+            return Err(Error::query(
+                ErrorCode::InvalidOption,
+                format!(
+                    "{tool}: unknown argument {shown:?} (the arguments are {})",
+                    properties
+                        .keys()
+                        .map(|k| format!("{k:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        let fits = match declared.get("type").and_then(Value::as_str) {
+            _ if value.is_null() => true,
+            Some("string") => value.is_string(),
+            Some("integer") => value.is_i64() || value.is_u64(),
+            Some("number") => value.is_number(),
+            Some("boolean") => value.is_boolean(),
+            Some("array") => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string)),
+            Some("object") => value.is_object(),
+            _ => true,
+        };
+        if !fits {
+            let expected = match declared["type"].as_str() {
+                Some("array") => "an array of strings".to_string(),
+                Some("integer") => "an integer".to_string(),
+                Some(other) => format!("a {other}"),
+                None => "as declared".to_string(),
+            };
+            return Err(wrong_type(key, &expected, value));
+        }
     }
+    Ok(())
 }
 
 fn required_string<'a>(
@@ -280,11 +362,101 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_error_is_the_cli_error_json() {
+    fn a_tool_error_is_the_cli_error_json_with_paths_relative_to_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::new(dir.path());
         let error = Error::query(ErrorCode::InvalidLimit, "--limit 0: must be at least 1");
         assert_eq!(
-            error_json(&error),
+            memory.error_json(&error),
             json!({"error": "invalid_limit", "message": "--limit 0: must be at least 1"})
         );
+        let canonical = dir.path().canonicalize().unwrap();
+        for spelled in [dir.path().to_path_buf(), canonical] {
+            let error = Error::io(
+                spelled.join("g000001.log"),
+                std::io::Error::other("checksum mismatch"),
+            );
+            let message = memory.error_json(&error)["message"].to_string();
+            assert!(message.contains("g000001.log"), "{message}");
+            assert!(
+                !message.contains(&*spelled.to_string_lossy()),
+                "{message} names {spelled:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn strip_dir_names_files_relative_to_the_directory() {
+        let cases = [
+            ("/x/idx/a.store: bad", "a.store: bad"),
+            ("in /x/idx: no MANIFEST", "in .: no MANIFEST"),
+            ("/x/idx2/a.store and /x/idx/b", "/x/idx2/a.store and b"),
+            ("nothing here", "nothing here"),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(strip_dir(message, "/x/idx"), expected, "{message}");
+        }
+    }
+
+    #[test]
+    fn only_declared_arguments_of_the_declared_type_are_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("settings.toml"),
+            "secret = \"do-not-echo\"\n",
+        )
+        .unwrap();
+        let memory = Memory::new(&dir.path().join("index"));
+        memory.writer.create_if_missing().unwrap();
+        let config = dir.path().join("settings.toml");
+        // Spellings `--queries` lines accept, and `config`, are not MCP arguments.
+        for (name, value) in [
+            ("config", json!(config.to_str().unwrap())),
+            ("config", json!("/dev/zero")),
+            ("tag", json!("rust")),
+            ("min-score", json!(0.5)),
+            ("project-context", json!("payments")),
+            ("token-budget", json!(10)),
+            ("include-superseded", json!(true)),
+            ("entity", json!("tokio")),
+        ] {
+            let error = search(&memory, &args(json!({"query": "q", name: value}))).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidOption, "{name}");
+            assert!(!error.to_string().contains("do-not-echo"), "{error}");
+        }
+        // Every declared argument works with a value of its declared type.
+        let schema = schema::search_input();
+        let mut all = Map::new();
+        for (name, declared) in schema["properties"].as_object().unwrap() {
+            let value = match declared["type"].as_str().unwrap() {
+                "integer" => json!(3),
+                "number" => json!(0.5),
+                "boolean" => json!(true),
+                "array" => json!(["rust"]),
+                _ if name == "now" => json!("2026-01-01T00:00:00Z"),
+                _ if name == "backend" => json!("auto"),
+                _ if name == "profile" => json!("standard"),
+                _ if name == "rerank" => json!("relevance=1,temporal=0.5"),
+                _ => json!("payments"),
+            };
+            all.insert(name.clone(), value);
+        }
+        search(&memory, &all).unwrap();
+        // Values of another type than declared.
+        for wrong in [
+            json!({"query": "q", "limit": "5"}),
+            json!({"query": "q", "limit": 2.5}),
+            json!({"query": "q", "tags": "rust"}),
+            json!({"query": "q", "full": "yes"}),
+            json!({"query": "q", "minScore": "0.5"}),
+        ] {
+            assert_eq!(
+                code(search(&memory, &args(wrong.clone()))),
+                "invalid_option",
+                "{wrong}"
+            );
+        }
+        // `null` is an argument not given.
+        search(&memory, &args(json!({"query": "q", "limit": null}))).unwrap();
     }
 }
