@@ -46,7 +46,7 @@ fn log_path(dir: &Path) -> PathBuf {
         .expect("a record log")
 }
 
-/// The ids a search for the recorded records finds.
+/// The recorded records (`recorded-N`) a search finds.
 fn recorded_ids(dir: &Path) -> (Vec<String>, Value) {
     let response = reliora(
         dir,
@@ -59,6 +59,7 @@ fn recorded_ids(dir: &Path) -> (Vec<String>, Value) {
         .unwrap()
         .iter()
         .map(|r| r["id"].as_str().unwrap().to_string())
+        .filter(|id| id.starts_with("recorded-"))
         .collect();
     ids.sort();
     (ids, response)
@@ -182,29 +183,46 @@ fn garbage_appended_to_the_log_keeps_every_record_readable() {
 }
 
 #[test]
-fn a_torn_last_entry_is_ignored_and_cut_but_copied_aside() {
+fn an_append_interrupted_before_it_was_acknowledged_is_ignored_then_cut() {
+    for tail in [
+        &[0u8; 37][..],
+        &[0x2a, 0, 0, 0, 7, 7, 7, 7, 9, 9, 9, 9, 1][..],
+    ] {
+        let dir = tempdir();
+        let dir = dir.path().join("index");
+        index_with_log(&dir);
+        let log = log_path(&dir);
+        let bytes = std::fs::read(&log).unwrap();
+        std::fs::write(&log, [&bytes[..], tail].concat()).unwrap();
+        let (ids, response) = recorded_ids(&dir);
+        assert_eq!(ids.len(), 5);
+        assert_eq!(response["degraded"], false);
+        let check = reliora(&dir, &["check"], None);
+        assert_eq!(check.status, 0, "{check:?}");
+        assert!(check.stdout.contains("interrupted"), "{check:?}");
+        write(&dir, &["record", "-"]).assert_ok("record after a torn tail");
+        assert_eq!(recorded_ids(&dir).0.len(), 5);
+        assert_eq!(reliora(&dir, &["check"], None).ok()["notes"], json!([]));
+    }
+}
+
+#[test]
+fn a_log_cut_at_an_entry_boundary_is_damage_not_a_shorter_history() {
     let dir = tempdir();
     let dir = dir.path().join("index");
     let offsets = index_with_log(&dir);
     let log = log_path(&dir);
     let bytes = std::fs::read(&log).unwrap();
-    std::fs::write(&log, &bytes[..bytes.len() - 3]).unwrap();
+    std::fs::write(&log, &bytes[..offsets[4] as usize]).unwrap();
     let (ids, response) = recorded_ids(&dir);
     assert_eq!(ids.len(), 4);
-    assert_eq!(response["degraded"], false);
-    let check = reliora(&dir, &["check"], None);
-    assert_eq!(check.status, 0, "{check:?}");
-    assert!(check.stdout.contains("interrupted"), "{check:?}");
-    write(&dir, &["record", "-"]).assert_ok("record after a torn tail");
-    let aside = dir.join(format!(
-        "{}.torn-{}",
-        log.file_name().unwrap().to_string_lossy(),
-        offsets[4]
-    ));
-    assert_eq!(
-        std::fs::read(aside).unwrap(),
-        &bytes[offsets[4] as usize..bytes.len() - 3]
-    );
+    assert_eq!(response["degraded"], true, "{response}");
+    assert_eq!(reliora(&dir, &["check"], None).status, 3);
+    let before = snapshot(&dir);
+    for args in WRITES {
+        assert_refused_as_damaged(&write(&dir, args), &format!("{args:?}"));
+    }
+    assert_eq!(snapshot(&dir), before);
 }
 
 #[test]

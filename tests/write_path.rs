@@ -244,11 +244,16 @@ fn a_torn_log_tail_is_ignored_and_cut_off_by_the_next_writer() {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("idx");
     writer::record(&index, rec(json!({"id": "a", "title": "alpha record"}))).unwrap();
-    writer::record(&index, rec(json!({"id": "b", "title": "bravo record"}))).unwrap();
     let log = index.join(Index::open(&index).unwrap().manifest().log.clone());
+    let commit = reliora::format::log::commit_path(&log);
+    let committed_after_a = std::fs::read(&commit).unwrap();
+    let len_after_a = std::fs::metadata(&log).unwrap().len() as usize;
+    writer::record(&index, rec(json!({"id": "b", "title": "bravo record"}))).unwrap();
     let bytes = std::fs::read(&log).unwrap();
-    // A crash while appending "b": its entry is cut short.
-    std::fs::write(&log, &bytes[..bytes.len() - 5]).unwrap();
+    // A crash while appending "b", before its committed length was recorded: its entry is
+    // cut short.
+    std::fs::write(&log, &bytes[..len_after_a + 30]).unwrap();
+    std::fs::write(&commit, &committed_after_a).unwrap();
     assert_eq!(ids(&search(&index, "record")), ["a"]);
     writer::record(&index, rec(json!({"id": "c", "title": "charlie record"}))).unwrap();
     assert_eq!(ids(&search(&index, "record")), ["a", "c"]);

@@ -19,8 +19,8 @@
 //! acknowledged, so a crash can only leave the *last* entry unfinished: a cut header, zeros the
 //! file system allocated but never wrote, a sound header whose payload is cut short, or a sound
 //! header whose payload fails its checksum at the very end of the file. Readers ignore such a
-//! *torn tail*; the next writer cuts it off (a tail with a sound header is first copied aside to
-//! `<log>.torn-<offset>`, since a flipped bit in the last acknowledged payload looks the same).
+//! *torn tail*; the next writer cuts it off. Only bytes after the committed length (below) can
+//! be a torn tail.
 //!
 //! Anything else is damage, never taken for a torn tail: a header failing its own checksum, or
 //! claiming another offset or more than [`MAX_ENTRY_LEN`] bytes, or a payload failing its
@@ -31,9 +31,23 @@
 //! still read. Searches answer from them with a notice; writers refuse to append to a damaged
 //! log (`reliora salvage` rebuilds every intact record into a new generation).
 //!
-//! A cut exactly at an entry boundary cannot be told from a shorter log without a committed
-//! length kept outside the log, which would cost a second `fsync` per write; Reliora does not
-//! pay it (README, "Reliability").
+//! # The committed length
+//!
+//! Beside the log, `g<generation>.commit` records how many bytes of it were acknowledged:
+//!
+//! ```text
+//! slot 0, slot 1   each: sequence u64 LE, committed length u64 LE,
+//!                  CRC-32 of those 16 bytes followed by the log id (u64 LE)
+//! ```
+//!
+//! After an entry is appended and synced, the writer writes the next sequence number and the new
+//! length into the slot it did not write last, and syncs again; only then is the write
+//! acknowledged. Readers take the slot with the higher sequence; a slot never written is zeros,
+//! and one failing its checksum (damaged, or copied from another log) is damage. Everything before the committed length was acknowledged, so there a cut, a short
+//! file or an entry failing its checksum is damage — even at the very end, even at an entry
+//! boundary. Only bytes after it can be a torn tail. Readers read entries up to the committed
+//! length; a sound entry after it is a write whose command never returned. The cost is a second
+//! `fsync` per write (README, "The record log").
 //!
 //! Logs of format 1 (entries without offset and header checksum) are still read, so indexes
 //! written before format 2 open and search; writers refuse to append to them and name
@@ -62,6 +76,72 @@ pub const MAX_ENTRY_LEN: usize = 4 << 20;
 /// Upper bound on a whole log. Compaction keeps a log near 8 MiB; a larger file is not read.
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
 
+/// The committed-length file beside the log at `path` (`g000001.log` → `g000001.commit`).
+pub fn commit_path(path: &Path) -> PathBuf {
+    path.with_extension("commit")
+}
+
+const SLOT_LEN: usize = 20;
+
+/// A slot's checksum covers its 16 bytes and the log id, so a committed length copied in from
+/// another log fails it.
+fn slot_crc(bytes: &[u8], log_id: u64) -> [u8; 4] {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&bytes[..16]);
+    hasher.update(&log_id.to_le_bytes());
+    hasher.finalize().to_le_bytes()
+}
+
+fn slot(sequence: u64, len: u64, log_id: u64) -> [u8; SLOT_LEN] {
+    let mut slot = [0u8; SLOT_LEN];
+    slot[0..8].copy_from_slice(&sequence.to_le_bytes());
+    slot[8..16].copy_from_slice(&len.to_le_bytes());
+    let crc = slot_crc(&slot, log_id);
+    slot[16..20].copy_from_slice(&crc);
+    slot
+}
+
+/// The slot with the higher sequence: (sequence, committed length). A slot never written is
+/// zeros; any other slot failing its checksum is damage — a 20-byte write within one sector
+/// does not tear in practice, and reading past a damaged newest slot would take the last
+/// acknowledged entry for an unacknowledged one.
+fn committed(bytes: &[u8], log_id: u64) -> std::result::Result<(u64, u64), String> {
+    if bytes.len() != 2 * SLOT_LEN {
+        return Err(format!("{} bytes, not {}", bytes.len(), 2 * SLOT_LEN));
+    }
+    let mut newest = None;
+    for (n, s) in bytes.chunks_exact(SLOT_LEN).enumerate() {
+        if s.iter().all(|&b| b == 0) {
+            continue;
+        }
+        if slot_crc(s, log_id) != s[16..20] {
+            return Err(format!(
+                "slot {n} fails its checksum (damaged, or copied from another log)"
+            ));
+        }
+        let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+        newest = newest.max(Some((word(0), word(8))));
+    }
+    newest.ok_or_else(|| "no slot was ever written".to_string())
+}
+
+/// Reads the committed length of the log at `log`: (sequence, length).
+fn read_committed(log: &Path, log_id: u64) -> Result<(u64, u64)> {
+    let path = commit_path(log);
+    let bytes = fsio::read_bounded(&path, 2 * SLOT_LEN as u64).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::corrupt(
+            &path,
+            "the record log's committed length is missing (it is created with the log)",
+        ),
+        std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput => {
+            Error::corrupt(&path, e.to_string())
+        }
+        _ => Error::io(&path, e),
+    })?;
+    committed(&bytes, log_id)
+        .map_err(|problem| Error::corrupt(&path, format!("the log's committed length: {problem}")))
+}
+
 /// A stretch of the log that holds no sound entry, with more log after it or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogDamage {
@@ -82,13 +162,12 @@ pub struct LogContents {
     pub valid_len: u64,
     /// Bytes of the file.
     pub file_len: u64,
-    /// Whether the torn tail starts with a sound entry header (so the writer copies it aside
-    /// before cutting it off).
-    pub torn_has_header: bool,
     /// Damage found, in file order: stretches no interrupted write could have left.
     pub damage: Vec<LogDamage>,
     /// The format version in the header.
     pub version: u32,
+    /// The log id in the header.
+    pub log_id: u64,
 }
 
 impl LogContents {
@@ -133,6 +212,13 @@ pub fn create_log(path: &Path, log_id: u64) -> Result<()> {
     file.write_all(&header(LOG_VERSION, log_id))
         .and_then(|_| file.sync_all())
         .map_err(|e| Error::io(path, e))?;
+    let commit = commit_path(path);
+    let mut file = fsio::create_new(&commit).map_err(|e| Error::io(&commit, e))?;
+    let mut slots = [0u8; 2 * SLOT_LEN];
+    slots[..SLOT_LEN].copy_from_slice(&slot(1, HEADER_LEN, log_id));
+    file.write_all(&slots)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(&commit, e))?;
     if let Some(dir) = path.parent() {
         crate::format::manifest::sync_dir(dir)?;
     }
@@ -141,15 +227,55 @@ pub fn create_log(path: &Path, log_id: u64) -> Result<()> {
 
 /// Reads the log at `path`, whose header must carry `log_id`.
 pub fn read_log(path: &Path, log_id: u64) -> Result<LogContents> {
+    // The committed length first: the log only grows past it while this reads.
+    let committed = read_committed_if_v2(path, log_id);
     let bytes = read_log_bytes(path, fsio::open_read)?.1;
-    parse_log(&bytes, path, Some(log_id))
+    match committed {
+        Ok(committed) => parse_log(&bytes, path, Some(log_id), committed.map(|(_, len)| len)),
+        Err(error) => {
+            // Every sound entry is still read; the damage is reported.
+            let mut contents = parse_log(&bytes, path, Some(log_id), None)?;
+            contents.damage.insert(
+                0,
+                LogDamage {
+                    offset: 0,
+                    len: 0,
+                    problem: error.to_string(),
+                },
+            );
+            Ok(contents)
+        }
+    }
 }
 
-/// Reads the log at `path` whatever log id its header carries (`reliora salvage`, which may
-/// have no manifest to name it).
+/// Reads the log at `path` whatever log id its header carries and whatever its committed
+/// length says, every sound entry included (`reliora salvage`, which may have no manifest to
+/// name it).
 pub fn read_any_log(path: &Path) -> Result<LogContents> {
     let bytes = read_log_bytes(path, fsio::open_read)?.1;
-    parse_log(&bytes, path, None)
+    parse_log(&bytes, path, None, None)
+}
+
+/// The committed length of a log of this format, with its sequence number; `None` for a
+/// format 1 log, which has none.
+fn read_committed_if_v2(path: &Path, log_id: u64) -> Result<Option<(u64, u64)>> {
+    match read_committed(path, log_id) {
+        Ok(committed) => Ok(Some(committed)),
+        Err(error) => {
+            let version = fsio::open_read(path).ok().and_then(|mut file| {
+                let mut header = [0u8; HEADER_LEN as usize];
+                file.read_exact(&mut header).ok()?;
+                Some(u32::from_le_bytes(
+                    header[4..8].try_into().expect("4 bytes"),
+                ))
+            });
+            if version == Some(LOG_VERSION_1) {
+                Ok(None)
+            } else {
+                Err(error)
+            }
+        }
+    }
 }
 
 fn read_log_bytes(
@@ -184,7 +310,12 @@ fn read_log_bytes(
     Ok((file, bytes))
 }
 
-fn parse_log(bytes: &[u8], path: &Path, log_id: Option<u64>) -> Result<LogContents> {
+fn parse_log(
+    bytes: &[u8],
+    path: &Path,
+    log_id: Option<u64>,
+    committed: Option<u64>,
+) -> Result<LogContents> {
     let Some(found) = bytes.get(..HEADER_LEN as usize) else {
         return Err(Error::corrupt(
             path,
@@ -208,10 +339,11 @@ fn parse_log(bytes: &[u8], path: &Path, log_id: Option<u64>) -> Result<LogConten
     let mut contents = LogContents {
         file_len: bytes.len() as u64,
         version,
+        log_id: id,
         ..LogContents::default()
     };
     match version {
-        LOG_VERSION => parse_entries(bytes, &mut contents),
+        LOG_VERSION => parse_entries(bytes, committed, &mut contents),
         LOG_VERSION_1 => parse_entries_1(bytes, path, &mut contents)?,
         other => {
             return Err(Error::corrupt(
@@ -254,26 +386,37 @@ fn resync(bytes: &[u8], from: usize) -> Option<usize> {
     })
 }
 
-fn parse_entries(bytes: &[u8], contents: &mut LogContents) {
-    let mut at = HEADER_LEN as usize;
+/// Reads the entries of a format 2 log. Before `committed` (every byte of it acknowledged)
+/// anything but a sound entry is damage; after it, an interrupted append's torn tail is ignored.
+/// Without a committed length (salvage) every sound entry is read.
+fn parse_entries(bytes: &[u8], committed: Option<u64>, contents: &mut LogContents) {
     let end_of_file = bytes.len();
+    let acknowledged = committed.map_or(0, |c| c as usize);
+    let mut at = HEADER_LEN as usize;
     while at < end_of_file {
+        let before_commit = at < acknowledged;
         let rest = &bytes[at..];
-        if rest.len() < ENTRY_HEADER_LEN || rest.iter().all(|&b| b == 0) {
+        if !before_commit && (rest.len() < ENTRY_HEADER_LEN || rest.iter().all(|&b| b == 0)) {
             // Torn: a cut entry header, or space the file system allocated for an append that
             // a crash kept from being written (it reads as zeros).
             contents.valid_len = at as u64;
             return;
         }
-        let Some((len, crc)) = sound_header(bytes, at) else {
-            let next = resync(bytes, at);
+        let damage = |contents: &mut LogContents, len: usize, problem: &str| {
             contents.damage.push(LogDamage {
                 offset: at as u64,
-                len: (next.unwrap_or(end_of_file) - at) as u64,
-                problem: "an entry header fails its checksum (or names another offset or an \
-                          impossible length)"
-                    .to_string(),
-            });
+                len: len as u64,
+                problem: problem.to_string(),
+            })
+        };
+        let Some((len, crc)) = sound_header(bytes, at) else {
+            let next = resync(bytes, at);
+            damage(
+                contents,
+                next.unwrap_or(end_of_file) - at,
+                "an entry header fails its checksum (or names another offset or an impossible \
+                 length)",
+            );
             match next {
                 Some(next) => {
                     at = next;
@@ -283,38 +426,56 @@ fn parse_entries(bytes: &[u8], contents: &mut LogContents) {
             }
         };
         let end = at + ENTRY_HEADER_LEN + len;
+        if !before_commit && committed.is_some() {
+            // A whole or partial entry after the committed length: an append whose command was
+            // never acknowledged.
+            contents.valid_len = at as u64;
+            return;
+        }
         if end > end_of_file {
+            if before_commit {
+                damage(
+                    contents,
+                    end_of_file - at,
+                    "an acknowledged entry is cut short",
+                );
+                break;
+            }
             // Torn: a sound header whose payload the crash cut short.
             contents.valid_len = at as u64;
-            contents.torn_has_header = true;
             return;
         }
         let payload = &bytes[at + ENTRY_HEADER_LEN..end];
         if crc32fast::hash(payload) != crc {
-            if end == end_of_file {
+            if end == end_of_file && !before_commit {
                 // Torn: the last payload partly written.
                 contents.valid_len = at as u64;
-                contents.torn_has_header = true;
                 return;
             }
-            contents.damage.push(LogDamage {
-                offset: at as u64,
-                len: (end - at) as u64,
-                problem: "an entry's payload fails its checksum".to_string(),
-            });
+            damage(contents, end - at, "an entry's payload fails its checksum");
         } else {
             match decode_log_entry(payload) {
                 Ok(entry) => contents.entries.push((at as u64, entry)),
-                Err(problem) => contents.damage.push(LogDamage {
-                    offset: at as u64,
-                    len: (end - at) as u64,
-                    problem: format!("an entry does not decode: {problem}"),
-                }),
+                Err(problem) => damage(
+                    contents,
+                    end - at,
+                    &format!("an entry does not decode: {problem}"),
+                ),
             }
         }
         at = end;
     }
     contents.valid_len = end_of_file as u64;
+    if acknowledged > end_of_file {
+        contents.damage.push(LogDamage {
+            offset: end_of_file as u64,
+            len: (acknowledged - end_of_file) as u64,
+            problem: format!(
+                "the log ends before its committed length {acknowledged}: acknowledged entries \
+                 were cut off"
+            ),
+        });
+    }
 }
 
 /// Format 1: no entry offsets and no header checksums, so damage cannot be told from a torn
@@ -378,20 +539,24 @@ pub struct LogAppender {
     file: File,
     path: PathBuf,
     len: u64,
+    commit: File,
+    commit_path: PathBuf,
+    sequence: u64,
+    log_id: u64,
 }
 
 impl LogAppender {
-    /// Opens the existing log whose header carries `log_id` for appending. A torn tail is cut
-    /// off (copied aside first when it starts with a sound header); a damaged log, or one of
-    /// format 1, is refused with the command that heals it — nothing is ever cut but a tail
-    /// an interrupted write left.
+    /// Opens the existing log whose header carries `log_id` for appending. A torn tail after the
+    /// committed length is cut off; a damaged log, or one of format 1, is refused with the
+    /// command that heals it — nothing acknowledged is ever cut.
     pub fn open(path: &Path, log_id: u64) -> Result<(LogAppender, LogContents)> {
+        let committed = read_committed_if_v2(path, log_id).map_err(refuse_write)?;
         let (file, bytes) = read_log_bytes(path, fsio::open_read_write)?;
-        let contents = parse_log(&bytes, path, Some(log_id))?;
+        let contents = parse_log(&bytes, path, Some(log_id), committed.map(|(_, len)| len))?;
         if let Some(damage) = contents.damage_error(path) {
             return Err(refuse_write(damage));
         }
-        if contents.version != LOG_VERSION {
+        let Some((sequence, _)) = committed.filter(|_| contents.version == LOG_VERSION) else {
             return Err(Error::corrupt(
                 path,
                 format!(
@@ -400,20 +565,24 @@ impl LogAppender {
                     contents.version
                 ),
             ));
-        }
+        };
         let len = contents.valid_len;
         if contents.file_len > len {
-            if contents.torn_has_header {
-                set_aside(path, len, &bytes[len as usize..])?;
-            }
+            // Never acknowledged: its command did not return.
             file.set_len(len).map_err(|e| Error::io(path, e))?;
             file.sync_all().map_err(|e| Error::io(path, e))?;
         }
+        let commit_path = commit_path(path);
+        let commit = fsio::open_read_write(&commit_path).map_err(|e| Error::io(&commit_path, e))?;
         Ok((
             LogAppender {
                 file,
                 path: path.to_path_buf(),
                 len,
+                commit,
+                commit_path,
+                sequence,
+                log_id,
             },
             contents,
         ))
@@ -424,24 +593,36 @@ impl LogAppender {
         self.len
     }
 
-    /// Appends `entry` and syncs it to disk before returning its offset: once this returns, the
-    /// entry survives a crash.
+    /// Appends `entry`, syncs it, then records and syncs the new committed length before
+    /// returning the entry's offset: once this returns, the entry survives a crash, and a log
+    /// shorter than that length is damage.
     pub fn append(&mut self, entry: &LogEntry) -> Result<u64> {
         let offset = self.len;
         let bytes = encode_entry(entry, offset);
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .map_err(|e| Error::io(&self.path, e))?;
+        let end = offset + bytes.len() as u64;
+        let sequence = self.sequence + 1;
         let written = self
             .file
-            .write_all(&bytes)
-            .and_then(|_| self.file.sync_data());
-        if let Err(e) = written {
-            // Leave no half entry behind for readers to trip over.
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.write_all(&bytes))
+            .and_then(|_| self.file.sync_data())
+            .map_err(|e| Error::io(&self.path, e))
+            .and_then(|()| {
+                // The slot not written last: a torn slot write leaves the other one sound.
+                let at = (sequence % 2) * SLOT_LEN as u64;
+                self.commit
+                    .seek(SeekFrom::Start(at))
+                    .and_then(|_| self.commit.write_all(&slot(sequence, end, self.log_id)))
+                    .and_then(|_| self.commit.sync_data())
+                    .map_err(|e| Error::io(&self.commit_path, e))
+            });
+        if let Err(error) = written {
+            // Leave no unacknowledged entry behind for readers to trip over.
             let _ = self.file.set_len(offset);
-            return Err(Error::io(&self.path, e));
+            return Err(error);
         }
-        self.len += bytes.len() as u64;
+        self.len = end;
+        self.sequence = sequence;
         Ok(offset)
     }
 }
@@ -461,28 +642,6 @@ pub fn refuse_write(damage: Error) -> Error {
         }
         other => other,
     }
-}
-
-/// Copies a torn tail that starts with a sound header to `<log>.torn-<offset>` before the
-/// writer cuts it: it may be the last acknowledged entry with a flipped bit rather than an
-/// interrupted write.
-fn set_aside(path: &Path, offset: u64, tail: &[u8]) -> Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".torn-{offset}"));
-    let aside = path.with_file_name(name);
-    let mut file = match fsio::create_new(&aside) {
-        Ok(file) => file,
-        // Set aside by an earlier writer that failed to cut it.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
-        Err(e) => return Err(Error::io(&aside, e)),
-    };
-    file.write_all(tail)
-        .and_then(|_| file.sync_all())
-        .map_err(|e| Error::io(&aside, e))?;
-    if let Some(dir) = path.parent() {
-        crate::format::manifest::sync_dir(dir)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -532,46 +691,81 @@ mod tests {
         );
         assert!(read.damage.is_empty());
 
-        // A torn tail: the last entry's payload cut short. The next writer copies it aside and
-        // appends after the last sound entry.
-        std::fs::write(&path, &full[..full.len() - 2]).unwrap();
-        let read = read_log(&path, 1).unwrap();
-        assert_eq!(ids(&read), ["record-0"]);
-        assert_eq!(read.torn_bytes(), full.len() as u64 - 2 - offsets[1]);
-        assert!(read.damage.is_empty());
-        let (mut log, _) = LogAppender::open(&path, 1).unwrap();
-        assert_eq!(log.position(), offsets[1]);
-        let aside = dir.path().join(format!("g000001.log.torn-{}", offsets[1]));
-        assert_eq!(
-            std::fs::read(&aside).unwrap(),
-            &full[offsets[1] as usize..full.len() - 2]
-        );
-        log.append(&delete("c")).unwrap();
-        assert_eq!(ids(&read_log(&path, 1).unwrap()), ["record-0", "c"]);
+        // What an append interrupted before its committed length was recorded can leave after
+        // the committed length: a prefix of the entry, zeros, or the whole entry.
+        let unacknowledged = encode_entry(&delete("never acknowledged"), full.len() as u64);
+        let tails = [
+            unacknowledged[..7].to_vec(),
+            unacknowledged[..25].to_vec(),
+            unacknowledged.clone(),
+            vec![0; 40],
+        ];
+        let commit = commit_path(&path);
+        let full_commit = std::fs::read(&commit).unwrap();
+        for tail in tails {
+            std::fs::write(&path, [&full[..], &tail].concat()).unwrap();
+            std::fs::write(&commit, &full_commit).unwrap();
+            let read = read_log(&path, 1).unwrap();
+            assert_eq!(ids(&read), ["record-0", "record-1"]);
+            assert_eq!(read.torn_bytes(), tail.len() as u64);
+            assert!(read.damage.is_empty());
+            // The next writer cuts it and appends after the last acknowledged entry.
+            let (mut log, _) = LogAppender::open(&path, 1).unwrap();
+            assert_eq!(log.position(), full.len() as u64);
+            log.append(&delete("c")).unwrap();
+            assert_eq!(
+                ids(&read_log(&path, 1).unwrap()),
+                ["record-0", "record-1", "c"]
+            );
+        }
+        std::fs::write(&commit, &full_commit).unwrap();
 
-        // A cut entry header and a tail of zeros are torn too, and cut without a copy.
-        for tail in [
-            &[0u8; 40][..],
-            &full[offsets[1] as usize..offsets[1] as usize + 7],
+        // Before the committed length every byte was acknowledged: a cut there — at an entry
+        // boundary too — and a flipped bit in the last payload are damage, not torn tails.
+        for (bytes, what) in [
+            (
+                full[..offsets[1] as usize].to_vec(),
+                "a cut at an entry boundary",
+            ),
+            (
+                full[..full.len() - 2].to_vec(),
+                "a cut inside the last entry",
+            ),
+            (
+                {
+                    let mut flipped = full.clone();
+                    *flipped.last_mut().unwrap() ^= 1;
+                    flipped
+                },
+                "a flipped bit in the last payload",
+            ),
         ] {
-            let mut bytes = full[..offsets[1] as usize].to_vec();
-            bytes.extend_from_slice(tail);
             std::fs::write(&path, &bytes).unwrap();
             let read = read_log(&path, 1).unwrap();
+            assert!(!read.damage.is_empty(), "{what}");
+            assert!(LogAppender::open(&path, 1).is_err(), "{what}");
             assert_eq!(
-                (ids(&read).len(), read.torn_bytes()),
-                (1, tail.len() as u64)
+                std::fs::read(&path).unwrap(),
+                bytes,
+                "{what}: nothing was cut"
             );
-            assert!(!read.torn_has_header && read.damage.is_empty());
         }
-
-        // A torn tail by checksum: the last payload's bytes not all written.
-        let mut bytes = full.clone();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0xFF;
-        std::fs::write(&path, &bytes).unwrap();
-        let read = read_log(&path, 1).unwrap();
-        assert_eq!((read.entries.len(), read.damage.len()), (1, 0));
+        // A damaged committed length is damage too, whichever slot it hits.
+        std::fs::write(&path, &full).unwrap();
+        for at in [3, SLOT_LEN + 9] {
+            let mut slots = full_commit.clone();
+            slots[at] ^= 1;
+            std::fs::write(&commit, &slots).unwrap();
+            let read = read_log(&path, 1).unwrap();
+            assert_eq!(
+                ids(&read),
+                ["record-0", "record-1"],
+                "every sound entry is read"
+            );
+            assert!(read.damage[0].problem.contains("fails its checksum"));
+            assert!(LogAppender::open(&path, 1).is_err());
+        }
+        std::fs::write(&commit, &full_commit).unwrap();
 
         // A log of another generation or index is foreign.
         std::fs::write(&path, &full).unwrap();

@@ -43,7 +43,8 @@ pub struct CheckReport {
     pub records_checked: u64,
     /// Each problem, naming its file.
     pub problems: Vec<String>,
-    /// Observations that are not damage (an unfinished last log entry left by a crash).
+    /// Observations that are not damage (an unfinished last log entry left by a crash, files
+    /// an interrupted write left).
     pub notes: Vec<String>,
 }
 
@@ -137,20 +138,6 @@ fn note_leftovers(dir: &Path, manifest: &Manifest, report: &mut CheckReport) {
             ));
         }
     }
-    let aside: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains(".log.torn-"))
-        .collect();
-    if !aside.is_empty() {
-        report.notes.push(format!(
-            "{}: torn log tails a writer copied aside before cutting them: {}",
-            dir.display(),
-            aside.join(", ")
-        ));
-    }
 }
 
 /// Verifies the record log and, when the segments' ids are known, that every feedback and
@@ -183,15 +170,10 @@ fn check_log(
     if contents.torn_bytes() > 0 {
         report.notes.push(format!(
             "{}: the last {} bytes (from offset {}) are an entry a crash interrupted before it \
-             was acknowledged; searches ignore it and the next write removes it{}",
+             was acknowledged; searches ignore it and the next write removes it",
             path.display(),
             contents.torn_bytes(),
             contents.valid_len,
-            if contents.torn_has_header {
-                " after copying it aside"
-            } else {
-                ""
-            }
         ));
     }
     if contents.version != crate::format::log::LOG_VERSION {

@@ -28,7 +28,7 @@ pub const PENDING_NAME: &str = "PENDING";
 /// The writer lock.
 pub const LOCK_NAME: &str = "LOCK";
 
-/// The generation an index file name belongs to: `g<generation>.log` or
+/// The generation an index file name belongs to: `g<generation>.log`, `g<generation>.commit` or
 /// `g<generation>-s<segment>.<suffix>` with a segment file suffix, the numbers written as
 /// the writer writes them (at least six and four digits). Any other name is not an index file.
 pub fn generation_of(name: &str) -> Option<u64> {
@@ -39,7 +39,7 @@ pub fn generation_of(name: &str) -> Option<u64> {
     }
     let generation = rest[..digits].parse().ok()?;
     let tail = &rest[digits..];
-    if tail == ".log" {
+    if tail == ".log" || tail == ".commit" {
         return Some(generation);
     }
     let segment = tail.strip_prefix("-s")?;
@@ -59,9 +59,13 @@ pub fn is_log_locator(locator: &str) -> bool {
     })
 }
 
-/// The file names `manifest` names: its log and every segment file.
+/// The file names `manifest` names: its log, the log's committed length, and every segment
+/// file.
 pub fn named_by(manifest: &Manifest) -> BTreeSet<String> {
     let mut named = BTreeSet::from([manifest.log.clone()]);
+    if let Some(generation) = manifest.log.strip_suffix(".log") {
+        named.insert(format!("{generation}.commit"));
+    }
     for segment in &manifest.segments {
         for suffix in segment.files.keys() {
             named.insert(format!("{}.{suffix}", segment.name));
@@ -239,7 +243,8 @@ mod tests {
             ("g000001-s0000.store.bak", None),
             ("g00001.log", None),
             ("g000001-s01.store", None),
-            ("g000001.log.torn-16", None),
+            ("g000001.commit", Some(1)),
+            ("g000001.log.bak", None),
             ("MANIFEST", None),
         ] {
             assert_eq!(generation_of(name), generation, "{name}");

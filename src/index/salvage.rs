@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::format::codec::{LogEntry, StoredRecord};
-use crate::format::log::{read_any_log, read_log, LogContents};
+use crate::format::log::{read_any_log, read_log};
 use crate::format::manifest::Manifest;
 use crate::index::files;
 use crate::index::segment::Store;
@@ -56,7 +56,7 @@ pub fn salvage(dir: &Path, stem: bool) -> Result<SalvageReport> {
     let manifest = files::load_manifest(dir);
     let mut unreadable = Vec::new();
     let source = match &manifest {
-        Ok(manifest) => Source::named(dir, manifest),
+        Ok(manifest) => Source::named(manifest),
         Err(error) => {
             unreadable.push(error.to_string());
             Source::found(dir)?
@@ -94,10 +94,29 @@ pub fn salvage(dir: &Path, stem: bool) -> Result<SalvageReport> {
     let mut log_entries = 0;
     if let Some(log) = &source.log {
         let path = dir.join(log);
-        let read: Result<LogContents> = match &manifest {
-            Ok(m) => read_log(&path, m.log_key()),
-            Err(_) => read_any_log(&path),
-        };
+        // Every sound entry, those after the committed length included (a write whose command
+        // never returned: keeping it is what retrying it would have done); what the committed
+        // length says is reported.
+        if let Ok(m) = &manifest {
+            match read_log(&path, m.log_key()) {
+                Ok(acknowledged) => unreadable.extend(
+                    acknowledged
+                        .damage
+                        .iter()
+                        .filter(|d| d.len == 0)
+                        .map(|d| format!("{}: {}", path.display(), d.problem)),
+                ),
+                Err(error) => unreadable.push(error.to_string()),
+            }
+        }
+        let read = read_any_log(&path).and_then(|contents| match &manifest {
+            Ok(m) if contents.log_id != m.log_key() => Err(crate::Error::corrupt(
+                &path,
+                "the record log belongs to another index or generation; its entries were not \
+                 salvaged",
+            )),
+            _ => Ok(contents),
+        });
         match read {
             Ok(contents) => {
                 unreadable.extend(contents.damage.iter().map(|d| {
@@ -145,7 +164,7 @@ struct Source {
 }
 
 impl Source {
-    fn named(_dir: &Path, manifest: &Manifest) -> Source {
+    fn named(manifest: &Manifest) -> Source {
         Source {
             segments: manifest.segments.iter().map(|s| s.name.clone()).collect(),
             log: Some(manifest.log.clone()),
