@@ -2,11 +2,15 @@
 //!
 //! The folder holds `corpus.jsonl` (documents), `queries.jsonl` (`{"_id", "text"}`) and
 //! `qrels/SPLIT.tsv` (a header, then `query-id<TAB>corpus-id<TAB>score` rows, LF or CRLF). The
-//! corpus is built into a temporary index (with `--field-map`, e.g. `_id=id text=problems`,
-//! skipping invalid documents), every judged query is searched once, in query-id order, for its
-//! top 100, and the means over the judged queries are reported: nDCG@10 (gain = the qrels
-//! score, discount log2(rank + 1), as BEIR and `trec_eval` compute it), Recall@10, Recall@100,
-//! MRR@10, and queries per second (judged queries ÷ the wall time of their searches).
+//! corpus is built into a temporary index with BEIR's conventions — `_id` → `id`, `text` →
+//! `problems` ([`BEIR_FIELD_MAP`]; `--field-map` overrides a source name) — and an invalid
+//! document fails the run naming it, unless `--skip-invalid` makes skipping explicit (each
+//! skipped document is reported with its reason): a corpus is never silently shrunk. Every
+//! judged query is searched once, in query-id order, for its top 100, and the means over the
+//! queries with at least one relevant document are reported: nDCG@10 (gain = the qrels score,
+//! discount log2(rank + 1), as BEIR and `trec_eval` compute it), Recall@10, Recall@100, MRR@10,
+//! and queries per second (those queries ÷ the wall time of their searches). A query whose
+//! judgments are all 0 is counted apart, never averaged in as a zero.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -35,6 +39,27 @@ use crate::search::request::SearchRequest;
 /// Results fetched per query: enough for Recall@100.
 pub const DEPTH: usize = 100;
 
+/// BEIR's corpus keys, renamed to record fields unless a `--field-map` names the same source.
+pub const BEIR_FIELD_MAP: [(&str, &str); 2] = [("_id", "id"), ("text", "problems")];
+
+/// The field map of a BEIR corpus: the user's `SRC=DST` specs, then [`BEIR_FIELD_MAP`] for
+/// every source they do not name.
+pub fn beir_field_map(specs: &[String]) -> Result<FieldMap> {
+    let mut map = FieldMap::new();
+    for spec in specs {
+        map.push_spec(spec)?;
+    }
+    for (source, target) in BEIR_FIELD_MAP {
+        let named = specs
+            .iter()
+            .any(|spec| spec.split_once('=').is_some_and(|(s, _)| s == source));
+        if !named {
+            map.push_spec(&format!("{source}={target}"))?;
+        }
+    }
+    Ok(map)
+}
+
 /// What to evaluate.
 #[derive(Debug, Clone)]
 pub struct BeirOptions {
@@ -46,6 +71,8 @@ pub struct BeirOptions {
     pub field_map: FieldMap,
     /// Build the temporary index with stemming.
     pub stem: bool,
+    /// Skip (and report) invalid documents instead of failing.
+    pub skip_invalid: bool,
     /// The search options (profile, …); its query and limit are set per query.
     pub request: SearchRequest,
 }
@@ -63,10 +90,16 @@ pub struct EvalReport {
     pub stem: bool,
     /// Documents indexed.
     pub documents: usize,
-    /// Documents skipped as invalid records.
+    /// Documents skipped as invalid records (`--skip-invalid`).
     pub skipped: usize,
-    /// Judged queries searched.
+    /// Each skipped document and why.
+    #[serde(rename = "skippedDocuments")]
+    pub skipped_documents: Vec<crate::index::SkippedRecord>,
+    /// Judged queries searched and averaged: those with at least one relevant document.
     pub queries: usize,
+    /// Judged queries whose judgments are all 0: searched for nothing, not averaged.
+    #[serde(rename = "queriesWithoutRelevant")]
+    pub queries_without_relevant: usize,
     /// Mean nDCG@10.
     #[serde(rename = "nDCG@10")]
     pub ndcg_at_10: f64,
@@ -240,7 +273,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
         &BuildOptions {
             inputs: vec![dir.join("corpus.jsonl")],
             field_map: options.field_map.clone(),
-            skip_invalid: true,
+            skip_invalid: options.skip_invalid,
             stem: options.stem,
             progress: false,
             segment_records: 0,
@@ -252,7 +285,12 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
     let index = Index::open(&temp.0.join("index"))?;
 
     let mut judged_queries = Vec::with_capacity(qrels.len());
+    let mut queries_without_relevant = 0;
     for (id, judged) in &qrels {
+        if !judged.values().any(|&gain| gain > 0) {
+            queries_without_relevant += 1;
+            continue;
+        }
         let text = queries.get(id).ok_or_else(|| {
             invalid(format!(
                 "{}: query {id:?} of the qrels is not in queries.jsonl",
@@ -287,7 +325,9 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
         stem: options.stem,
         documents: report.records,
         skipped: report.skipped.len(),
+        skipped_documents: report.skipped,
         queries: n,
+        queries_without_relevant,
         ndcg_at_10: mean(sums[0]),
         recall_at_10: mean(sums[1]),
         recall_at_100: mean(sums[2]),

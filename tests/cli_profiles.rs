@@ -357,3 +357,62 @@ fn eval_reports_metrics_computed_by_hand() {
     assert_eq!(run.status, 1);
     assert!(run.stdout.contains("nope"), "{}", run.stdout);
 }
+
+#[test]
+fn eval_takes_beir_conventions_and_never_reports_a_silent_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let beir = tiny_beir(dir.path());
+    // BEIR's keys without flags: the same figures as with the explicit field map.
+    let explicit = reliora(&[
+        "eval",
+        "--beir",
+        path_str(&beir),
+        "--field-map",
+        "_id=id",
+        "--field-map",
+        "text=problems",
+    ])
+    .ok();
+    let default = reliora(&["eval", "--beir", path_str(&beir)]).ok();
+    for key in ["nDCG@10", "Recall@10", "MRR@10", "documents", "queries"] {
+        assert_eq!(default[key], explicit[key], "{key}");
+    }
+    assert_eq!(default["documents"], json!(4));
+
+    // A query whose judgments are all 0 is counted apart, not averaged in as a zero.
+    let qrels = beir.join("qrels").join("test.tsv");
+    let mut rows = std::fs::read_to_string(&qrels).unwrap();
+    rows.push_str("4\td2\t0\r\n");
+    std::fs::write(&qrels, rows).unwrap();
+    let with_zero = reliora(&["eval", "--beir", path_str(&beir)]).ok();
+    assert_eq!(with_zero["queries"], json!(3));
+    assert_eq!(with_zero["queriesWithoutRelevant"], json!(1));
+    assert_eq!(with_zero["nDCG@10"], default["nDCG@10"]);
+
+    // An invalid document fails the run naming it, unless --skip-invalid says to skip.
+    let corpus = beir.join("corpus.jsonl");
+    let mut lines = std::fs::read_to_string(&corpus).unwrap();
+    lines.push_str(&format!(
+        "{}\n",
+        json!({"_id": "d5", "title": "t", "confidence": 7})
+    ));
+    std::fs::write(&corpus, lines).unwrap();
+    let run = reliora(&["eval", "--beir", path_str(&beir)]);
+    assert_eq!(run.error_code(), "invalid_record");
+    assert!(run.stdout.contains("corpus.jsonl:5"), "{}", run.stdout);
+    let skipped = reliora(&["eval", "--beir", path_str(&beir), "--skip-invalid"]).ok();
+    assert_eq!(skipped["documents"], json!(4));
+    assert_eq!(skipped["skipped"], json!(1));
+    let reason = &skipped["skippedDocuments"][0];
+    assert!(
+        reason["locator"]
+            .as_str()
+            .unwrap()
+            .ends_with("corpus.jsonl:5"),
+        "{reason}"
+    );
+    assert!(
+        reason["message"].as_str().unwrap().contains("confidence"),
+        "{reason}"
+    );
+}

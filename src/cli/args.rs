@@ -105,12 +105,16 @@ pub struct EvalArgs {
     /// Ranking profile.
     #[arg(long)]
     pub profile: Option<String>,
-    /// Rename a corpus key (repeatable), e.g. `--field-map _id=id --field-map text=problems`.
+    /// Rename a corpus key (repeatable); BEIR's `_id=id` and `text=problems` apply to every
+    /// source not named here.
     #[arg(long = "field-map", value_name = "SRC=DST")]
     pub field_map: Vec<String>,
     /// Stem tokens with Snowball English.
     #[arg(long)]
     pub stem: bool,
+    /// Skip (and report) invalid documents instead of failing on the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
     /// Settings file (TOML).
     #[arg(long)]
     pub config: Option<String>,

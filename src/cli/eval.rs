@@ -2,8 +2,7 @@
 
 use std::io::Write;
 
-use reliora::eval::{run_beir, BeirOptions, EvalReport};
-use reliora::record::FieldMap;
+use reliora::eval::{beir_field_map, run_beir, BeirOptions, EvalReport};
 use reliora::{Result, SearchRequest};
 
 use super::args::EvalArgs;
@@ -25,15 +24,12 @@ pub fn run_eval(args: &EvalArgs, printer: &Printer) -> Result<i32> {
             request.set_option(name, Some(value))?;
         }
     }
-    let mut field_map = FieldMap::new();
-    for spec in &args.field_map {
-        field_map.push_spec(spec)?;
-    }
     let report = run_beir(&BeirOptions {
         dir: args.beir.clone(),
         split: args.split.clone(),
-        field_map,
+        field_map: beir_field_map(&args.field_map)?,
         stem: args.stem,
+        skip_invalid: args.skip_invalid,
         request,
     })?;
     printer.json_or_text(&report, |out| write_report(out, &report));
@@ -43,15 +39,20 @@ pub fn run_eval(args: &EvalArgs, printer: &Printer) -> Result<i32> {
 fn write_report(out: &mut dyn Write, r: &EvalReport) -> std::io::Result<()> {
     writeln!(
         out,
-        "{} ({} split): {} documents ({} skipped), {} judged queries · profile {}{}",
+        "{} ({} split): {} documents ({} skipped), {} judged queries ({} more without a \
+         relevant document, not averaged) · profile {}{}",
         r.dataset.display(),
         r.split,
         r.documents,
         r.skipped,
         r.queries,
+        r.queries_without_relevant,
         r.profile,
         if r.stem { " · stemmed" } else { "" }
     )?;
+    for skipped in &r.skipped_documents {
+        writeln!(out, "skipped {}: {}", skipped.locator, skipped.message)?;
+    }
     writeln!(out, "nDCG@10     {:.4}", r.ndcg_at_10)?;
     writeln!(out, "Recall@10   {:.4}", r.recall_at_10)?;
     writeln!(out, "Recall@100  {:.4}", r.recall_at_100)?;
