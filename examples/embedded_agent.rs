@@ -94,7 +94,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             "  similar ({}): {} {}",
             warning.match_level.as_str(),
             warning.id,
-            warning.title
+            warning.title.as_deref().unwrap_or("(untitled)")
         );
     }
     println!();
@@ -124,7 +124,7 @@ fn print_results(when: &str, response: &SearchResponse) {
             result.score,
             result.match_level.as_str(),
             result.id,
-            result.title
+            result.label
         );
     }
     println!();

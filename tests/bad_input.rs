@@ -146,7 +146,11 @@ fn bad_records() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
             br#"{"id": "b", "title": "t", "memoryType": "a", "memory_type": "b"}"#.to_vec(),
             vec!["memoryType", "memory_type"],
         ),
-        ("a missing title", br#"{"id": "b"}"#.to_vec(), vec!["title"]),
+        (
+            "no searchable text",
+            br#"{"id": "b"}"#.to_vec(),
+            vec!["searchable text"],
+        ),
         ("not an object", br#"["id", "title"]"#.to_vec(), vec![]),
     ]
 }

@@ -182,10 +182,10 @@ fn build_rejects_each_invalid_record_naming_file_line_and_field() {
             ],
         ),
         (
-            "a missing title",
+            "no searchable text",
             "records.jsonl",
-            br#"{"id": "b", "task": "no title here"}"#.to_vec(),
-            vec![at("records.jsonl", 2), "title".into()],
+            br#"{"id": "b", "title": "  ", "verification": "not searched"}"#.to_vec(),
+            vec![at("records.jsonl", 2), "searchable text".into()],
         ),
         (
             "a blank title",

@@ -77,7 +77,7 @@ fn record_into_an_empty_directory_creates_the_index_and_replaces_by_id() {
     let opened = Index::open(&index).unwrap();
     assert_eq!(
         opened.get(&second.locator).unwrap().record.title,
-        "redis eviction under maxmemory"
+        Some("redis eviction under maxmemory".to_string())
     );
     assert_eq!(
         opened.get(&first.locator).unwrap_err().code(),

@@ -317,7 +317,7 @@ fn run_record(dir: &Path, file: Option<&Path>, printer: &Printer) -> Result<i32>
                 w.id,
                 w.match_level.as_str(),
                 w.score,
-                w.title
+                w.title.as_deref().unwrap_or("(untitled)")
             )?;
         }
         Ok(())

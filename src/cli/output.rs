@@ -146,7 +146,7 @@ pub fn write_response(out: &mut dyn Write, r: &SearchResponse) -> io::Result<()>
             result.score,
             result.match_level.as_str(),
             result.id,
-            result.title
+            result.label
         )?;
         writeln!(
             out,

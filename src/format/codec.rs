@@ -3,6 +3,12 @@
 //! This is the only module that knows the serialization crate (bincode 2, standard config:
 //! little-endian, variable-length integers), so the codec can be swapped by changing it alone.
 //! Decoding has a size limit, so a damaged length prefix cannot ask for unbounded memory.
+//!
+//! Two layouts are read. Records written since `title` became optional start with the byte
+//! [`OPTIONAL_TITLE`] (0xFF, which never starts the older layout: there the first byte is the
+//! bincode length of the locator, and bincode's variable-length integers never begin with
+//! 0xFF), and carry the title as an option. Records without it carry a title string and decode
+//! with that title, so stores and logs written before keep their meaning.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,11 +27,16 @@ pub struct StoredRecord {
     pub locator: String,
 }
 
+/// The first byte of a record in the layout with an optional title.
+pub const OPTIONAL_TITLE: u8 = 0xFF;
+
+/// A decoded record; `T` is the title's type: `Option<String>`, or `String` in the older
+/// layout.
 #[derive(Deserialize)]
-struct Wire {
+struct Wire<T> {
     locator: String,
     id: String,
-    title: String,
+    title: T,
     task: Option<String>,
     problems: Vec<String>,
     solution: Option<String>,
@@ -60,7 +71,7 @@ fn config() -> impl bincode::config::Config {
 struct WireRef<'a> {
     locator: &'a str,
     id: &'a str,
-    title: &'a str,
+    title: Option<&'a str>,
     task: Option<&'a str>,
     problems: &'a [String],
     solution: Option<&'a str>,
@@ -90,7 +101,7 @@ pub fn encode(r: &Record, locator: &str) -> Vec<u8> {
     let wire = WireRef {
         locator,
         id: &r.id,
-        title: &r.title,
+        title: r.title.as_deref(),
         task: r.task.as_deref(),
         problems: &r.problems,
         solution: r.solution.as_deref(),
@@ -119,12 +130,25 @@ pub fn encode(r: &Record, locator: &str) -> Vec<u8> {
         supersedes: r.supersedes.as_deref(),
         extra: serde_json::to_string(&r.extra).expect("JSON values serialize"),
     };
-    bincode::serde::encode_to_vec(&wire, config()).expect("encoding to a Vec cannot fail")
+    let mut bytes = vec![OPTIONAL_TITLE];
+    bincode::serde::encode_into_std_write(&wire, &mut bytes, config())
+        .expect("encoding to a Vec cannot fail");
+    bytes
 }
 
 /// Decodes what [`encode`] wrote; any inconsistency is reported as a message.
 pub fn decode(bytes: &[u8]) -> Result<StoredRecord, String> {
-    let (wire, used): (Wire, usize) = bincode::serde::decode_from_slice(bytes, config())
+    match bytes.split_first() {
+        Some((&OPTIONAL_TITLE, rest)) => decode_wire::<Option<String>>(rest, |title| title),
+        _ => decode_wire::<String>(bytes, Some),
+    }
+}
+
+fn decode_wire<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    title: fn(T) -> Option<String>,
+) -> Result<StoredRecord, String> {
+    let (wire, used): (Wire<T>, usize) = bincode::serde::decode_from_slice(bytes, config())
         .map_err(|e| format!("record does not decode: {e}"))?;
     if used != bytes.len() {
         return Err(format!(
@@ -145,7 +169,7 @@ pub fn decode(bytes: &[u8]) -> Result<StoredRecord, String> {
         locator: wire.locator,
         record: Record {
             id: wire.id,
-            title: wire.title,
+            title: title(wire.title),
             task: wire.task,
             problems: wire.problems,
             solution: wire.solution,

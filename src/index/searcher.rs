@@ -170,7 +170,7 @@ mod tests {
         // The old snapshot still answers from what it mapped.
         assert_eq!(
             first.get("a").unwrap().record.title,
-            "gradle daemon out of memory"
+            Some("gradle daemon out of memory".to_string())
         );
     }
 }

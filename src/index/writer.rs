@@ -91,8 +91,8 @@ pub struct DuplicateWarning {
     pub match_level: MatchLevel,
     /// Its score in the duplicate search.
     pub score: f64,
-    /// Its title.
-    pub title: String,
+    /// Its title; `null` when it has none.
+    pub title: Option<String>,
 }
 
 /// What `record` did.
@@ -566,7 +566,7 @@ fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
 fn duplicate_warnings(index: &Index, record: &Record) -> Result<Vec<DuplicateWarning>> {
     let query = format!(
         "{} {} {}",
-        record.title,
+        record.title.as_deref().unwrap_or(""),
         record.tags.join(" "),
         record.problems.first().map_or("", String::as_str)
     );
@@ -619,7 +619,13 @@ pub(crate) fn duplicate_level(
     let same = |a: Option<&str>, b: Option<&str>| {
         text::phrase(a.unwrap_or("")) == text::phrase(b.unwrap_or(""))
     };
-    if same(Some(&new.title), Some(&other.title))
+    // Equality needs something to be equal: one of the three non-blank on the new record.
+    let compared = [&new.title, &new.solution, &new.applicability];
+    let something = compared
+        .iter()
+        .any(|t| t.as_deref().is_some_and(|t| !t.trim().is_empty()));
+    if something
+        && same(new.title.as_deref(), other.title.as_deref())
         && same(new.solution.as_deref(), other.solution.as_deref())
         && same(new.applicability.as_deref(), other.applicability.as_deref())
     {

@@ -99,7 +99,8 @@ a scoreBreakdown; full: true adds each whole record.";
 const RECORD: &str =
     "Record one experience after you verified a fix: title, task, problems (exact \
 error messages), solution, whyItWorked, failedAttempts, warnings, tags, projectContext, \
-applicability, verification. Only title is required. Durable when it returns; a record with an \
+applicability, verification. It needs some searchable text; a title is optional but helps. \
+Durable when it returns; a record with an \
 existing id replaces it. Returns the id, its locator, whether it replaced one, and up to three \
 warnings about similar records (they never block the save).";
 

@@ -102,7 +102,10 @@ pub fn search_input() -> Arc<JsonObject> {
     }))
 }
 
-/// A record (SPEC §1): `title` is required; unknown fields are kept and returned by `show`.
+/// A record (SPEC §1): some searchable text is required — a non-blank title, task, problems,
+/// solution, whyItWorked, failedAttempts, warnings, tags, projectContext or applicability (the
+/// schema asks for one of them to be present; the server checks it is not blank); unknown
+/// fields are kept and returned by `show`.
 fn record_schema() -> Value {
     let text = |description: &str| json!({"type": "string", "description": description});
     let list = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});
@@ -140,16 +143,33 @@ fn record_schema() -> Value {
             "pinned": {"type": "boolean"},
             "supersedes": text("The id of a record this one corrects or replaces.")
         },
-        "required": ["title"]
+        "anyOf": SEARCHABLE
+            .iter()
+            .map(|field| json!({"required": [field]}))
+            .collect::<Vec<_>>()
     })
 }
+
+/// The searchable fields: a record needs one of them non-blank.
+const SEARCHABLE: [&str; 10] = [
+    "title",
+    "task",
+    "problems",
+    "solution",
+    "whyItWorked",
+    "failedAttempts",
+    "warnings",
+    "tags",
+    "projectContext",
+    "applicability",
+];
 
 /// `record`: one record object.
 pub fn record_input() -> Arc<JsonObject> {
     let mut record = record_schema();
     record["type"] = json!(["object", "string"]);
     record["description"] = json!(
-        "The experience, as a JSON object with camelCase fields (snake_case accepted), or a string holding that object. Only title is required."
+        "The experience, as a JSON object with camelCase fields (snake_case accepted), or a string holding that object. It needs some searchable text (a title, task, problems, solution, …); a title is optional."
     );
     object(json!({
         "type": "object",
@@ -199,7 +219,7 @@ pub fn search_output() -> Arc<JsonObject> {
         "properties": {
             "id": {"type": "string"},
             "locator": {"type": "string"},
-            "title": {"type": "string"},
+            "title": {"type": ["string", "null"]},
             "score": number,
             "normalizedScore": number,
             "matchLevel": {"type": "string", "enum": ["strong", "moderate", "weak"]},
@@ -269,7 +289,7 @@ pub fn record_output() -> Arc<JsonObject> {
                         "locator": {"type": "string"},
                         "matchLevel": {"type": "string", "enum": ["strong", "moderate"]},
                         "score": {"type": "number"},
-                        "title": {"type": "string"}
+                        "title": {"type": ["string", "null"]}
                     },
                     "required": ["code", "id", "locator", "matchLevel", "score", "title"]
                 }
@@ -306,7 +326,8 @@ pub fn feedback_output() -> Arc<JsonObject> {
 /// `show` answers the stored record, as `reliora show` and `export` write it.
 pub fn show_output() -> Arc<JsonObject> {
     let mut record = record_schema();
-    record["required"] = json!(["id", "title", "feedback"]);
+    record["required"] = json!(["id", "feedback"]);
+    record.as_object_mut().expect("an object").remove("anyOf");
     object(record)
 }
 
@@ -363,13 +384,22 @@ mod tests {
     }
 
     #[test]
-    fn record_schema_requires_only_the_title() {
+    fn record_schema_asks_for_some_searchable_text_and_no_title() {
         let schema = record_input();
-        assert_eq!(schema["properties"]["record"]["required"], json!(["title"]));
-        let record = crate::record::Record::from_json(&json!({"title": "t"})).unwrap();
-        let shown = record.to_json();
-        for key in show_output()["required"].as_array().unwrap() {
-            assert!(shown.get(key.as_str().unwrap()).is_some(), "{key}");
+        let alternatives = schema["properties"]["record"]["anyOf"].as_array().unwrap();
+        assert_eq!(alternatives.len(), SEARCHABLE.len());
+        for field in SEARCHABLE {
+            // Each alternative alone makes a valid record.
+            let value = if matches!(field, "problems" | "failedAttempts" | "warnings" | "tags") {
+                json!(["some text"])
+            } else {
+                json!("some text")
+            };
+            let record = crate::record::Record::from_json(&json!({ field: value })).unwrap();
+            let shown = record.to_json();
+            for key in show_output()["required"].as_array().unwrap() {
+                assert!(shown.get(key.as_str().unwrap()).is_some(), "{field}: {key}");
+            }
         }
     }
 }

@@ -258,7 +258,7 @@ pub fn read_inputs_in_batches(
 /// use reliora::record::{parse_record_text, FieldMap};
 ///
 /// let record = parse_record_text("{\"title\": \"t\"}", "-", &FieldMap::new()).unwrap();
-/// assert_eq!(record.title, "t");
+/// assert_eq!(record.title.as_deref(), Some("t"));
 /// let err = parse_record_text("{\"title\": 1}", "-", &FieldMap::new()).unwrap_err();
 /// assert_eq!(err.to_string(), "-: invalid record: field `title` = 1: must be a string, not a number");
 /// ```

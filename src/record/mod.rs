@@ -111,8 +111,9 @@ impl Feedback {
 pub struct Record {
     /// The id: as given, or derived from the input object (see [`derived_id`]).
     pub id: String,
-    /// The title; never empty after trimming.
-    pub title: String,
+    /// The title, if any: optional (SPEC §1); a blank one is kept as given but counts as
+    /// absent (see [`Record::display_title`]).
+    pub title: Option<String>,
     /// `task`.
     pub task: Option<String>,
     /// `problems`.
@@ -240,7 +241,10 @@ impl Record {
     /// assert_eq!(record.content(), "T\na\nb\nX");
     /// ```
     pub fn content(&self) -> String {
-        let parts: Vec<&str> = std::iter::once(self.title.as_str())
+        let parts: Vec<&str> = self
+            .title
+            .as_deref()
+            .into_iter()
             .chain(self.task.as_deref())
             .chain(self.problems.iter().map(String::as_str))
             .chain(self.solution.as_deref())
@@ -255,13 +259,63 @@ impl Record {
         parts.join("\n")
     }
 
+    /// The title a result shows: `None` when the record has none or a blank one (SPEC §1).
+    pub fn display_title(&self) -> Option<&str> {
+        self.title.as_deref().filter(|t| !t.trim().is_empty())
+    }
+
+    /// A one-line label for people: the title, or, for an untitled record, the start of its
+    /// first non-blank searchable text (task, first problem, solution, …), cut at 80
+    /// characters.
+    pub fn label(&self) -> String {
+        if let Some(title) = self.display_title() {
+            return title.to_string();
+        }
+        let first = self
+            .content()
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("")
+            .to_string();
+        match first.char_indices().nth(80) {
+            Some((cut, _)) => format!("{}…", &first[..cut]),
+            None => first,
+        }
+    }
+
+    /// Whether the record holds some searchable text (SPEC §1): a non-blank title, task,
+    /// solution, whyItWorked, projectContext or applicability, or a non-blank item of problems,
+    /// failedAttempts, warnings or tags.
+    pub fn has_searchable_text(&self) -> bool {
+        let blank = |t: &str| t.trim().is_empty();
+        [
+            &self.title,
+            &self.task,
+            &self.solution,
+            &self.why_it_worked,
+            &self.project_context,
+            &self.applicability,
+        ]
+        .into_iter()
+        .any(|t| t.as_deref().is_some_and(|t| !blank(t)))
+            || [
+                &self.problems,
+                &self.failed_attempts,
+                &self.warnings,
+                &self.tags,
+            ]
+            .into_iter()
+            .any(|items| items.iter().any(|t| !blank(t)))
+    }
+
     /// The searchable values of `group`, in field order (for [`FieldGroup::Solution`]:
     /// `solution`, then `whyItWorked`), each list item its own value. Empty strings are
     /// skipped; whitespace-only strings are kept.
     pub fn group_values(&self, group: FieldGroup) -> Vec<&str> {
         let values: Vec<&str> = match group {
             FieldGroup::Tags => self.tags.iter().map(String::as_str).collect(),
-            FieldGroup::Title => vec![self.title.as_str()],
+            FieldGroup::Title => self.title.as_deref().into_iter().collect(),
             FieldGroup::Problems => self.problems.iter().map(String::as_str).collect(),
             FieldGroup::Task => self.task.as_deref().into_iter().collect(),
             FieldGroup::Solution => self

@@ -31,11 +31,22 @@ fn invalid_records_name_the_field() {
             "(record)",
             "1048577 bytes",
         ),
-        // title: required, a string, non-empty after trimming, ≤ 64 KiB.
-        (json!({}), "title", "required"),
-        (json!({"title": null}), "title", "required"),
-        (json!({"title": ""}), "title", "empty"),
-        (json!({"title": " \n\t "}), "title", "empty"),
+        // Some searchable text is required (SPEC §1): a blank string counts as absent, and
+        // text that is not searched (verification, entities) does not count.
+        (json!({}), "(record)", "no searchable text"),
+        (json!({"title": null}), "(record)", "no searchable text"),
+        (json!({"title": ""}), "(record)", "no searchable text"),
+        (
+            json!({"title": " \n\t ", "tags": [" ", ""]}),
+            "(record)",
+            "no searchable text",
+        ),
+        (
+            json!({"verification": "ran the tests", "entities": ["x"], "task": "  "}),
+            "(record)",
+            "no searchable text",
+        ),
+        // title: optional, a string, ≤ 64 KiB.
         (json!({"title": 1}), "title", "must be a string"),
         (json!({"title": ["a"]}), "title", "must be a string"),
         (json!({"title": long}), "title", "65537 bytes"),
@@ -332,7 +343,7 @@ fn invalid_records_name_the_field() {
         let err = Record::from_json(&input).expect_err(&shorten_for_message(&input));
         assert_eq!(err.field, field, "{err}");
         assert!(err.reason.contains(reason), "{err} lacks {reason:?}");
-        if field != "title" || !err.reason.contains("required") {
+        if field != "(record)" || !err.reason.contains("no searchable text") {
             assert!(err.value.is_some(), "{err} names no value");
         }
     }
@@ -360,12 +371,12 @@ fn limits_are_inclusive_and_in_bytes_after_unescaping() {
     let items: Vec<String> = (0..MAX_LIST_ITEMS).map(|i| i.to_string()).collect();
     let id = "i".repeat(MAX_ID_BYTES);
     let r = record(json!({"id": id, "title": exact, "problems": [exact], "tags": items}));
-    assert_eq!(r.title.len(), MAX_TEXT_BYTES);
+    assert_eq!(r.title.as_ref().unwrap().len(), MAX_TEXT_BYTES);
     assert_eq!(r.tags.len(), MAX_LIST_ITEMS);
     // 65536 bytes of text written with six-byte escapes in the input is still 65536 bytes.
     let escaped = format!(r#"{{"title": "{}"}}"#, "\\u00e9".repeat(MAX_TEXT_BYTES / 2));
     let value: Value = serde_json::from_str(&escaped).unwrap();
-    assert_eq!(record(value).title.len(), MAX_TEXT_BYTES);
+    assert_eq!(record(value).title.unwrap().len(), MAX_TEXT_BYTES);
     // The record limit is on compact JSON.
     let at_limit = record_of_size(MAX_RECORD_BYTES);
     assert_eq!(

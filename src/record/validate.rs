@@ -2,7 +2,7 @@
 //!
 //! Validation walks the object once, in input order, moving values into the [`Record`]; the
 //! first problem found is the error. Checks before the walk: the object's size as compact JSON
-//! (at most [`MAX_RECORD_BYTES`]). Checks after it: `title` is present, `supersedes` naming the
+//! (at most [`MAX_RECORD_BYTES`]). Checks after it: the record holds some searchable text (SPEC §1), `supersedes` naming the
 //! record itself is dropped.
 
 use super::canonical::derived_id_skipping_id;
@@ -249,10 +249,9 @@ pub(crate) fn record_from_parsed_object(
 
     let mut spelled: [Option<bool>; FIELD_COUNT] = [None; FIELD_COUNT];
     let mut id = None;
-    let mut title = None;
     let mut record = Record {
         id: String::new(),
-        title: String::new(),
+        title: None,
         task: None,
         problems: Vec::new(),
         solution: None,
@@ -297,7 +296,7 @@ pub(crate) fn record_from_parsed_object(
         let name = field.name();
         match field {
             Field::Id => id = id_value(name, value)?,
-            Field::Title => title = title_value(value)?,
+            Field::Title => record.title = text(name, value)?,
             Field::Task => record.task = text(name, value)?,
             Field::Problems => record.problems = list(name, value)?,
             Field::Solution => record.solution = text(name, value)?,
@@ -327,7 +326,14 @@ pub(crate) fn record_from_parsed_object(
         }
     }
 
-    record.title = title.ok_or_else(|| RecordError::new("title", None, "is required"))?;
+    if !record.has_searchable_text() {
+        return Err(RecordError::new(
+            "(record)",
+            None,
+            "holds no searchable text: give a non-blank title, task, problems, solution, \
+             whyItWorked, failedAttempts, warnings, tags, projectContext or applicability",
+        ));
+    }
     // `derived_id` is computed exactly when `id` is absent or null, so one of the two is set.
     record.id = id
         .or(derived_id)
@@ -364,18 +370,6 @@ fn text(field: &str, value: Value) -> Result<Option<String>, RecordError> {
             Ok(Some(text))
         }
         other => Err(wrong_type(field, &other, "a string")),
-    }
-}
-
-fn title_value(value: Value) -> Result<Option<String>, RecordError> {
-    let title = text("title", value)?;
-    match title {
-        Some(title) if title.trim().is_empty() => Err(RecordError::new(
-            "title",
-            preview(&Value::String(title)),
-            "must not be empty or only whitespace",
-        )),
-        other => Ok(other),
     }
 }
 
@@ -544,7 +538,7 @@ pub(crate) fn record_to_json(record: &Record) -> Value {
 
     let mut map = Map::new();
     map.insert("id".to_owned(), Value::from(record.id.as_str()));
-    map.insert("title".to_owned(), Value::from(record.title.as_str()));
+    text(&mut map, Field::Title, &record.title);
     text(&mut map, Field::Task, &record.task);
     list(&mut map, Field::Problems, &record.problems);
     text(&mut map, Field::Solution, &record.solution);

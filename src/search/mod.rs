@@ -386,7 +386,8 @@ pub(crate) fn execute(
             Ok(SearchResult {
                 id: r.hit.id.to_string(),
                 locator: stored.locator,
-                title: stored.record.title.clone(),
+                title: stored.record.display_title().map(str::to_string),
+                label: stored.record.label(),
                 score: r.score,
                 normalized_score: normalized(r.score),
                 match_level: r.level,

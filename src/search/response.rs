@@ -47,8 +47,12 @@ pub struct SearchResult {
     pub id: String,
     /// Where it came from (`file:line`), accepted by `show`.
     pub locator: String,
-    /// Its title.
-    pub title: String,
+    /// Its title; `null` when the record has none or a blank one (SPEC §1).
+    pub title: Option<String>,
+    /// A one-line label for people: the title, or the start of an untitled record's text
+    /// ([`Record::label`](crate::Record::label)); not part of the JSON.
+    #[serde(skip)]
+    pub label: String,
     /// The ordering score.
     pub score: f64,
     /// The score relative to the best (SPEC §6.4).

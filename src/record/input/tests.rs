@@ -35,7 +35,7 @@ fn titles(batch: &InputBatch) -> Vec<&str> {
     batch
         .records
         .iter()
-        .map(|r| r.record.title.as_str())
+        .map(|r| r.record.title.as_deref().unwrap_or(""))
         .collect()
 }
 
@@ -433,7 +433,10 @@ fn field_map_applies_before_validation_and_id_derivation() {
     let map = field_map(&["_id=id", "name=title", "text=problems"]);
     let batch = read_inputs(std::slice::from_ref(&path), &map, true).unwrap();
     let first = &batch.records[0].record;
-    assert_eq!((first.id.as_str(), first.title.as_str()), ("doc1", "T"));
+    assert_eq!(
+        (first.id.as_str(), first.title.as_deref().unwrap_or("")),
+        ("doc1", "T")
+    );
     assert_eq!(first.problems, ["body"]);
     let second = &batch.records[1].record;
     assert_eq!(
@@ -460,7 +463,10 @@ fn parse_record_text_reads_one_object() {
     )
     .unwrap();
     assert_eq!(
-        (record.title.as_str(), record.tags.as_slice()),
+        (
+            record.title.as_deref().unwrap_or(""),
+            record.tags.as_slice()
+        ),
         ("T", &["a".to_owned()][..])
     );
     // (text, error kind is MalformedJson, part of the message)
@@ -469,7 +475,7 @@ fn parse_record_text_reads_one_object() {
         ("", true, "EOF"),
         ("{\"title\": NaN}", true, "expected value"),
         ("[{\"title\": \"a\"}]", false, "field `(record)`"),
-        ("{\"name\": \"\"}", false, "field `title`"),
+        ("{\"name\": \"\"}", false, "no searchable text"),
     ];
     for (text, malformed, needle) in cases {
         let err = parse_record_text(text, "-", &map).unwrap_err();
@@ -600,7 +606,7 @@ fn an_invalid_line_in_a_later_batch_fails_after_the_records_before_it() {
     let (got, error) = batches(&path, false, 1);
     let delivered: Vec<String> = got
         .iter()
-        .flat_map(|b| b.records.iter().map(|r| r.record.title.clone()))
+        .flat_map(|b| b.records.iter().filter_map(|r| r.record.title.clone()))
         .collect();
     assert_eq!(delivered, ["a", "b"]);
     let error = error.expect("line 3 is invalid").to_string();
