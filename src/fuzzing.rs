@@ -2,7 +2,7 @@
 //! arbitrary bytes and drives one untrusted-input path of Reliora. None may panic, whatever the
 //! bytes; errors are the expected outcome. Not part of the stable API.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::format::footer::{write_file, FileKind};
 use crate::format::manifest::Manifest;
@@ -103,6 +103,45 @@ pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
     if written.is_err() && !report.sound {
         assert_eq!(snapshot(dir), before, "a refused write changed the index");
     }
+}
+
+/// Builds the template index of the `index_open` fuzz target in `dir` (an existing directory)
+/// and returns its path: three built records and one record in the log.
+pub fn template_index(dir: &Path) -> PathBuf {
+    let input = dir.join("records.jsonl");
+    let records: String = [
+        r#"{"id": "r-01", "title": "tokio runtime panics", "tags": ["rust"], "memoryType": "semantic"}"#,
+        r#"{"id": "r-02", "title": "connection pool timeout", "tags": ["postgres"], "supersedes": "r-01"}"#,
+        r#"{"id": "r-03", "title": "docker cache 数据库 连接", "projectContext": "payments"}"#,
+    ]
+    .join("\n");
+    std::fs::write(&input, records).expect("the template's input");
+    let path = dir.join("index");
+    let options = crate::BuildOptions {
+        inputs: vec![input],
+        ..Default::default()
+    };
+    Index::build(&path, &options).expect("the template builds");
+    let record = serde_json::json!({"id": "r-04", "title": "logged record", "tags": ["rust"]});
+    crate::index::writer::record(&path, crate::Record::from_json(&record).expect("a record"))
+        .expect("the template's logged record");
+    path
+}
+
+/// One input of the `index_open` fuzz target: the first byte chooses the file, the low bit of
+/// the second whether checksums are fixed up, and the rest is the file (or its body). Copies
+/// the index at `template` (see [`template_index`]) into `scratch` (an existing, empty
+/// directory) and runs [`index_file`] on the copy. Inputs shorter than two bytes do nothing.
+pub fn index_input(template: &Path, scratch: &Path, data: &[u8]) {
+    let (Some(&which), Some(&fix)) = (data.first(), data.get(1)) else {
+        return;
+    };
+    let dir = scratch.join("index");
+    std::fs::create_dir(&dir).expect("the copy");
+    for entry in std::fs::read_dir(template).expect("the template").flatten() {
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copied");
+    }
+    index_file(&dir, which as usize, fix & 1 == 1, &data[2..]);
 }
 
 /// Every file of `dir` but the writer lock, with its bytes.
