@@ -164,7 +164,7 @@ fn kind_of(name: &str) -> Option<FileKind> {
     let suffix = name.split_once('.').map_or(name, |(_, s)| s);
     Some(match suffix {
         "MANIFEST" => FileKind::Manifest,
-        "terms.fst" | "facets.fst" | "ids.fst" => FileKind::Fst,
+        "terms.fst" | "facets.fst" | "ids.fst" | "entities.fst" => FileKind::Fst,
         "terms.post" | "facets.post" | "pairs" => FileKind::Postings,
         "store" => FileKind::Store,
         "columns" => FileKind::Columns,
