@@ -546,6 +546,29 @@ fn an_interrupted_generation_is_named_by_check_and_removed_by_the_next_write() {
 }
 
 #[test]
+fn a_first_build_killed_before_its_manifest_is_cleaned_up_not_taken_for_damage() {
+    let base = tempdir();
+    let input = base.path().join("input.jsonl");
+    std::fs::write(&input, r#"{"id": "a", "title": "widgets"}"#).unwrap();
+    for next in ["build", "record"] {
+        let dir = base.path().join(next);
+        std::fs::create_dir(&dir).unwrap();
+        // What a first build killed mid-way leaves: its journal and some of its files.
+        std::fs::write(dir.join("PENDING"), r#"{"generation": 1, "previous": []}"#).unwrap();
+        std::fs::write(dir.join("g000001-s0000.store"), b"partial").unwrap();
+        std::fs::write(dir.join("g000001-s0000.terms.fst"), b"partial").unwrap();
+        let run = match next {
+            "build" => reliora(&dir, &["build", "--input", arg(&input)], None),
+            _ => write(&dir, &["record", "-"]),
+        };
+        run.assert_ok(next);
+        let check = reliora(&dir, &["check"], None).ok();
+        assert_eq!(check["notes"], json!([]), "{next}: {check}");
+        assert!(!dir.join("PENDING").exists(), "{next}");
+    }
+}
+
+#[test]
 fn a_manifest_naming_a_segment_twice_is_damage() {
     let dir = tempdir();
     let dir = dir.path().join("index");

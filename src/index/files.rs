@@ -86,6 +86,17 @@ pub fn index_files(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The index files of `dir` that no manifest and no journal explain: with no manifest, the
+/// files of the generation `PENDING` names were written by a writer that died before its first
+/// manifest (a first build or a first `record` killed), and do not count.
+pub fn unexplained_index_files(dir: &Path) -> Result<Vec<String>> {
+    let pending = read_pending(dir).map(|p| p.generation);
+    Ok(index_files(dir)?
+        .into_iter()
+        .filter(|name| pending.is_none() || generation_of(name) != pending)
+        .collect())
+}
+
 /// Index files in `dir` that the current manifest does not name: what a killed writer or a
 /// salvage left behind.
 pub fn leftovers(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
@@ -115,7 +126,7 @@ pub fn create_index_dir(dir: &Path) -> Result<()> {
 pub fn load_manifest(dir: &Path) -> Result<Manifest> {
     Manifest::load(dir).map_err(|error| {
         if std::fs::symlink_metadata(dir.join(MANIFEST_NAME)).is_err() {
-            if let Ok(found) = index_files(dir) {
+            if let Ok(found) = unexplained_index_files(dir) {
                 if !found.is_empty() {
                     return missing_manifest(dir, &found);
                 }
@@ -194,7 +205,15 @@ fn settle(dir: &Path) -> Result<()> {
                 remove_previous(dir, &pending, &current)
             }
             Ok(current) => remove_generation(dir, pending.generation, &named_by(&current)),
-            // No readable manifest: whatever the journal speaks of stays for `salvage`.
+            // No manifest ever: the first generation's writer died; its files are its own.
+            Err(_)
+                if pending.previous.is_empty()
+                    && std::fs::symlink_metadata(dir.join(MANIFEST_NAME)).is_err() =>
+            {
+                remove_generation(dir, pending.generation, &BTreeSet::new())
+            }
+            // A manifest that cannot be read: whatever the journal speaks of stays for
+            // `salvage`.
             Err(_) => {}
         }
     }

@@ -781,7 +781,7 @@ fn check_build_target(dir: &Path, replace: bool) -> Result<u64> {
             )),
         };
     }
-    let index_files = files::index_files(dir)?;
+    let index_files = files::unexplained_index_files(dir)?;
     if !index_files.is_empty() {
         return if replace {
             Ok(0)
@@ -794,6 +794,8 @@ fn check_build_target(dir: &Path, replace: bool) -> Result<u64> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| name != files::LOCK_NAME && name != files::PENDING_NAME)
+        // Files of an interrupted first generation, which the journal explains.
+        .filter(|name| files::generation_of(name).is_none())
         .collect();
     if foreign.is_empty() {
         Ok(0)

@@ -201,7 +201,7 @@ fn manifest_exists(dir: &Path) -> bool {
 /// Writes the empty first generation of a directory without a manifest, refusing when index
 /// files are there (a lost manifest: `reliora salvage`). The caller holds the writer lock.
 fn create_empty(dir: &Path) -> Result<()> {
-    let found = files::index_files(dir)?;
+    let found = files::unexplained_index_files(dir)?;
     if !found.is_empty() {
         return Err(files::missing_manifest(dir, &found));
     }
@@ -314,7 +314,7 @@ fn require_index(dir: &Path, id: &str) -> Result<()> {
     if manifest_exists(dir) {
         return Ok(());
     }
-    match files::index_files(dir) {
+    match files::unexplained_index_files(dir) {
         Ok(found) if !found.is_empty() => Err(files::missing_manifest(dir, &found)),
         _ => Err(Error::NotFound(id.to_string())),
     }
