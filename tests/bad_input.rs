@@ -7,8 +7,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use serde_json::json;
 
 use support::*;
@@ -170,16 +168,6 @@ fn assert_bad(run: &Run, code: &str, mentions: &[&str], case: &str) {
 }
 
 /// Every file of the index with its bytes, to show a failed command changed nothing.
-fn snapshot(index: &Path) -> Vec<(String, Vec<u8>)> {
-    index_files(index)
-        .into_iter()
-        .map(|n| {
-            let bytes = std::fs::read(index.join(&n)).expect("readable");
-            (n, bytes)
-        })
-        .collect()
-}
-
 #[test]
 fn record_rejects_every_class_of_bad_input_and_writes_nothing() {
     let work = tempdir();

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{arg, reliora, tempdir, Run, NOW};
+use support::{arg, reliora, snapshot, tempdir, Run, NOW};
 
 /// 40 built records, then 5 recorded through the log: returns the directory and the offset of
 /// each log entry (from the `record` answers' locators).
@@ -63,23 +63,6 @@ fn recorded_ids(dir: &Path) -> (Vec<String>, Value) {
         .collect();
     ids.sort();
     (ids, response)
-}
-
-/// Every file in `dir` with its bytes, to prove a refused command changed nothing.
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name() != "LOCK")
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap_or_default(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
 }
 
 fn assert_refused_as_damaged(run: &Run, what: &str) {

@@ -71,18 +71,7 @@ pub fn create_new(path: &Path) -> io::Result<File> {
 /// Reads a whole regular file of at most `max` bytes; a larger one is an `InvalidData` error
 /// naming the bound, found from its size before anything is read.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let file = open_read(path)?;
-    let len = file.metadata()?.len();
-    if len > max {
-        return Err(too_large(len, max));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    // The file may grow while it is read (the record log): never past the bound.
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(bytes.len() as u64, max));
-    }
-    Ok(bytes)
+    read_whole(open_read(path)?, max)
 }
 
 /// [`read_bounded`] as UTF-8 text.
@@ -98,10 +87,16 @@ pub fn read_user_file_text(path: &Path, max: u64) -> io::Result<String> {
     #[cfg(unix)]
     options.custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC);
     let file = options.open(path)?;
-    let len = file.metadata()?.len();
     if !file.metadata()?.is_file() {
         return Err(not_regular("not a regular file"));
     }
+    utf8(read_whole(file, max)?)
+}
+
+/// Reads an opened regular file of at most `max` bytes, its size checked first; a file that
+/// grows while it is read (the record log) is never read past the bound.
+fn read_whole(file: File, max: u64) -> io::Result<Vec<u8>> {
+    let len = file.metadata()?.len();
     if len > max {
         return Err(too_large(len, max));
     }
@@ -110,7 +105,7 @@ pub fn read_user_file_text(path: &Path, max: u64) -> io::Result<String> {
     if bytes.len() as u64 > max {
         return Err(too_large(bytes.len() as u64, max));
     }
-    utf8(bytes)
+    Ok(bytes)
 }
 
 fn utf8(bytes: Vec<u8>) -> io::Result<String> {

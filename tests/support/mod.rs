@@ -254,6 +254,18 @@ pub fn index_files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every file of `dir` but the writer lock, with its bytes, sorted by name: what a refused
+/// command must leave unchanged.
+pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    index_files(dir)
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(dir.join(&name)).unwrap_or_default();
+            (name, bytes)
+        })
+        .collect()
+}
+
 /// What one run of the binary produced.
 #[derive(Debug)]
 pub struct Run {
