@@ -312,6 +312,46 @@ mod tests {
         assert!(decode(&[0xFF; 16]).is_err());
     }
 
+    /// Records written before the title became optional (no leading 0xFF, a title string)
+    /// decode with that title; untitled and blank-titled records round-trip as given.
+    #[test]
+    fn the_older_layout_decodes_and_titles_round_trip_as_given() {
+        let record = Record::from_json(&serde_json::json!({
+            "id": "old-1", "title": "written before", "tags": ["t"], "feedback": {"success": 1}
+        }))
+        .unwrap();
+        let new_layout = encode(&record, "old.jsonl:1");
+        assert_eq!(new_layout[0], OPTIONAL_TITLE);
+        // The older layout is the same fields with the title as a plain string: the option's
+        // tag byte (1, Some) removed from after the id.
+        let (_, id_end) =
+            bincode::serde::decode_from_slice::<(String, String), _>(&new_layout[1..], config())
+                .unwrap();
+        let mut old_layout = new_layout[1..1 + id_end].to_vec();
+        assert_eq!(new_layout[1 + id_end], 1, "Some");
+        old_layout.extend_from_slice(&new_layout[2 + id_end..]);
+        assert_ne!(old_layout[0], OPTIONAL_TITLE);
+        let decoded = decode(&old_layout).unwrap();
+        assert_eq!(decoded.record, record);
+        assert_eq!(decoded.locator, "old.jsonl:1");
+
+        for title in [None, Some(""), Some("  ")] {
+            let mut value = serde_json::json!({"id": "u", "problems": ["p"]});
+            if let Some(title) = title {
+                value["title"] = title.into();
+            }
+            let record = Record::from_json(&value).unwrap();
+            assert_eq!(record.title.as_deref(), title);
+            let decoded = decode(&encode(&record, "l")).unwrap().record;
+            assert_eq!(decoded, record);
+            assert_eq!(
+                decoded.to_json().get("title"),
+                value.get("title"),
+                "{title:?}"
+            );
+        }
+    }
+
     #[test]
     fn log_entries_round_trip() {
         let record = Record::from_json(&serde_json::json!({"id": "a", "title": "T"})).unwrap();
