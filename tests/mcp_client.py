@@ -136,6 +136,15 @@ async def session(binary: Path, index: Path, mode: str, checks: Checks) -> None:
         ids = [r["id"] for r in result.structured_content["results"]]
         checks.check(f"{tag} the recorded experience is found", experience["id"] in ids, ids)
 
+        # An untitled record (SPEC §1): recorded, then found with "title": null, which the SDK
+        # checks against the output schema.
+        untitled = {"id": f"py-untitled-{mode}", "problems": [f"pip resolver loops forever on {mode} pins"]}
+        result = await client.call_tool("record", {"record": untitled})
+        checks.check(f"{tag} an untitled record is recorded", not result.is_error, result.content)
+        result = await client.call_tool("search", {"query": f"pip resolver loops {mode}", "limit": 3})
+        hits = [r for r in result.structured_content["results"] if r["id"] == untitled["id"]]
+        checks.check(f"{tag} an untitled result has a null title", hits and hits[0]["title"] is None, hits)
+
         # feedback, then show by id and by locator.
         result = await client.call_tool("feedback", {"id": experience["id"], "outcome": "success"})
         checks.check(
@@ -161,7 +170,7 @@ async def session(binary: Path, index: Path, mode: str, checks: Checks) -> None:
             ("search", {"query": "q", "minScore": 250}, "invalid_min_score"),
             ("search", {"query": "q", "tags": ["?"]}, "invalid_tag"),
             ("search", {"query": "the of"}, "empty_query"),
-            ("record", {"record": {"problems": ["a record without a title"]}}, "invalid_record"),
+            ("record", {"record": {"title": " ", "verification": "no searchable text"}}, "invalid_record"),
             ("feedback", {"id": experience["id"], "outcome": "worked"}, "invalid_option"),
             ("feedback", {"id": "no-such-record", "outcome": "success"}, "not_found"),
             ("show", {"id": "no-such-record"}, "not_found"),

@@ -171,6 +171,11 @@ async function main() {
     check("feedback counts", counted?.feedback?.success === 1, counted);
     const shown = await ok(client, "show", { id: "ts-1" });
     check("show returns the record", shown?.title === experience.title, shown);
+    // An untitled record (SPEC §1): its result's "title": null passes the output schema.
+    await ok(client, "record", { record: { id: "ts-untitled", problems: ["esbuild service stopped"] } });
+    const untitled = await ok(client, "search", { query: "esbuild service stopped", limit: 3, now: NOW });
+    const hit = untitled?.results?.find((r) => r.id === "ts-untitled");
+    check("an untitled result has a null title", hit !== undefined && hit.title === null, untitled);
 
     // Tool errors: readable by the SDK, with the SPEC code the CLI gives.
     const outcome = cli(index, "feedback", "ts-1", "--outcome", "great");
@@ -180,6 +185,7 @@ async function main() {
       ["search", { query: "" }, "empty_query"],
       ["show", { id: "no-such-record" }, "not_found"],
       ["record", { record: {} }, "invalid_record"],
+      ["record", { record: { title: " ", verification: "no searchable text" } }, "invalid_record"],
       ["feedback", { id: "ts-1", outcome: "great" }, outcome.json.error],
       ["search", { query: "q", config: "/etc/passwd" }, "invalid_option"],
     ];
