@@ -5,8 +5,9 @@
 //! milliseconds, with a score an agent can explain.
 //!
 //! An index is a directory of immutable, memory-mapped files: an FST term dictionary
-//! ([`fst`]), per-field-group postings as roaring bitmaps, a record store (bincode) and
-//! per-record columns, named by an atomically replaced manifest. There is no database and no
+//! ([`fst`]), postings as one roaring record set per term with a field-group code per record,
+//! a record store compressed by a word-based Huffman model, and bit-packed per-record columns,
+//! named by an atomically replaced manifest, plus a checksummed record log for writes. There is no database and no
 //! network. The behaviour follows the project's SPEC: tokenization ([`text`]), matching and
 //! scoring ([`search`]), and the record format ([`record`]).
 //!
