@@ -501,44 +501,65 @@ fn bm25f_by_hand() {
         json!({"id": "b-4", "title": "unrelated"}),
         json!({"id": "b-5", "title": "evictions"}),
     ]);
-    // N = 5. Lengths: title 2, 2, 2, 1, 1 → avglen 1.6; problems 3, 2 → avglen 1.0.
+    // N = 5. Lengths: title 2, 2, 2, 1, 1 → avglen 1.6; problems 3, 2 → avglen 1.0; tags 1 →
+    // avglen 0.2.
     let n = 5.0;
     let idf = |df: f64| (1.0f64 + (n - df + 0.5) / (df + 0.5)).ln();
     let norm = |len: f64, avg: f64| 0.25 + 0.75 * len / avg;
-    let sat = |w: f64| w / (1.2 + w);
     let (title, problems) = (1.6, 1.0);
     let (idf_cache, idf_eviction) = (idf(3.0), idf(2.0));
-    let b1 = idf_cache * sat(8.0 / norm(2.0, title) + 7.0 * 2.0 / norm(3.0, problems))
-        + idf_eviction * sat(7.0 / norm(3.0, problems));
-    let b2 =
-        idf_cache * sat(7.0 / norm(2.0, problems)) + idf_eviction * sat(8.0 / norm(2.0, title));
-    let b3 = idf_cache * sat(8.0 / norm(2.0, title));
     let feedback = 2.5 / 3.0;
+    // The adaptive saturation (the default): 0.009 × Σ weight × avglen; the classic one: 1.2.
+    let adaptive = 0.009 * (8.0 * 1.6 + 7.0 * 1.0 + 9.0 * 0.2);
+    for (variant, k, config) in [
+        ("adaptive", adaptive, None),
+        ("classic", 1.2, Some(classic_config(&f))),
+    ] {
+        let sat = |w: f64| w / (k + w);
+        let b1 = idf_cache * sat(8.0 / norm(2.0, title) + 7.0 * 2.0 / norm(3.0, problems))
+            + idf_eviction * sat(7.0 / norm(3.0, problems));
+        let b2 =
+            idf_cache * sat(7.0 / norm(2.0, problems)) + idf_eviction * sat(8.0 / norm(2.0, title));
+        let b3 = idf_cache * sat(8.0 / norm(2.0, title));
+        let mut options = vec![("profile", "bm25f"), ("explain", "b-5")];
+        if let Some(config) = &config {
+            options.push(("config", config.as_str()));
+        }
+        let response = f.search("the cache eviction", &options);
+        assert_eq!(response.tokens, ["cache", "eviction"]);
+        let mut expected = [("b-1", b1), ("b-2", b2 + feedback), ("b-3", b3)];
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1));
+        assert_eq!(ids(&response), expected.map(|e| e.0), "{variant}");
+        let x = result(&response, "b-1");
+        assert!(
+            close(num(x, "bm25f"), b1),
+            "{variant}: {} vs {b1}",
+            num(x, "bm25f")
+        );
+        assert_eq!(num(x, "feedback"), 0.0);
+        let x = result(&response, "b-2");
+        assert!(close(num(x, "bm25f"), b2), "{variant}");
+        assert!(close(num(x, "feedback"), feedback));
+        assert!(close(x.score, b2 + feedback));
+        assert_eq!(keys(x), ["bm25f", "feedback"]);
+        assert!(close(result(&response, "b-3").score, b3), "{variant}");
+        // "evictions" matches "eviction" by prefix (a §4 candidate) but not exactly.
+        assert_eq!(response.counts.candidates, 4);
+        assert_eq!(
+            response.explain.as_ref().unwrap().status,
+            "no_token_matched"
+        );
+        // Each result keeps the standard coverage and matched tokens.
+        assert_eq!(result(&response, "b-3").matched_tokens, ["cache"]);
+        assert_eq!(result(&response, "b-3").coverage, 0.5);
+    }
+}
 
-    let response = f.search(
-        "the cache eviction",
-        &[("profile", "bm25f"), ("explain", "b-5")],
-    );
-    assert_eq!(response.tokens, ["cache", "eviction"]);
-    assert_eq!(ids(&response), ["b-2", "b-1", "b-3"]);
-    let x = result(&response, "b-1");
-    assert!(close(num(x, "bm25f"), b1), "{} vs {b1}", num(x, "bm25f"));
-    assert_eq!(num(x, "feedback"), 0.0);
-    let x = result(&response, "b-2");
-    assert!(close(num(x, "bm25f"), b2));
-    assert!(close(num(x, "feedback"), feedback));
-    assert!(close(x.score, b2 + feedback));
-    assert_eq!(keys(x), ["bm25f", "feedback"]);
-    assert!(close(result(&response, "b-3").score, b3));
-    // "evictions" matches "eviction" by prefix (a §4 candidate) but not exactly.
-    assert_eq!(response.counts.candidates, 4);
-    assert_eq!(
-        response.explain.as_ref().unwrap().status,
-        "no_token_matched"
-    );
-    // Each result keeps the standard coverage and matched tokens.
-    assert_eq!(result(&response, "b-3").matched_tokens, ["cache"]);
-    assert_eq!(result(&response, "b-3").coverage, 0.5);
+/// A settings file selecting SPEC §5.3's classic bm25f formula, in the fixture's directory.
+fn classic_config(f: &Fixture) -> String {
+    let path = f.dir.path().join("classic.toml");
+    std::fs::write(&path, "[bm25f]\nvariant = \"classic\"\n").expect("the settings file");
+    path.to_str().expect("a UTF-8 path").to_string()
 }
 
 #[test]
@@ -554,10 +575,10 @@ fn bm25f_multilingual_queries_count_stop_word_occurrences() {
     // tokens, but a multilingual query for "the" counts w-1's two stop-word occurrences.
     let multilingual = f.search("the über café", &[("profile", "bm25f")]);
     assert_eq!(multilingual.tokens, ["the", "über", "café"]);
-    // N 2; avglen title (3 + 2) / 2 = 2.5.
+    // N 2; avglen title (3 + 2) / 2 = 2.5; the adaptive saturation 0.009 × 8 × 2.5.
     let idf = |df: f64| (1.0f64 + (2.0 - df + 0.5) / (df + 0.5)).ln();
     let norm = |len: f64| 0.25 + 0.75 * len / 2.5;
-    let sat = |w: f64| w / (1.2 + w);
+    let sat = |w: f64| w / (0.009 * 8.0 * 2.5 + w);
     let w1 = idf(1.0) * sat(8.0 * 2.0 / norm(3.0)) + idf(2.0) * sat(8.0 / norm(3.0));
     assert!(close(result(&multilingual, "w-1").score, w1));
 }
@@ -955,9 +976,12 @@ fn normalized_score_and_min_score_follow_each_profile() {
         &[("profile", "decay"), ("min-score", &threshold.to_string())],
     );
     assert_eq!(ids(&kept), ids(&decay)[..3].to_vec());
-    // recency and bm25f: score ÷ best; a percentage works as a fraction.
+    // recency and bm25f (classic: on these one-line records the adaptive saturation is so
+    // strong that every score is above half the best): score ÷ best; a percentage works as a
+    // fraction.
+    let classic = classic_config(&f);
     for profile in ["recency", "bm25f"] {
-        let all = f.search("kernel", &[("profile", profile)]);
+        let all = f.search("kernel", &[("profile", profile), ("config", &classic)]);
         assert_eq!(all.results[0].normalized_score, 1.0, "{profile}");
         let best = all.results[0].score;
         let expected: Vec<&str> = all
@@ -966,7 +990,14 @@ fn normalized_score_and_min_score_follow_each_profile() {
             .filter(|x| x.score / best >= 0.5)
             .map(|x| x.id.as_str())
             .collect();
-        let half = f.search("kernel", &[("profile", profile), ("min-score", "50")]);
+        let half = f.search(
+            "kernel",
+            &[
+                ("profile", profile),
+                ("config", &classic),
+                ("min-score", "50"),
+            ],
+        );
         assert_eq!(ids(&half), expected, "{profile}");
         assert!(expected.len() < all.results.len(), "{profile}");
     }

@@ -222,6 +222,7 @@ impl Step<'_> {
         let collection = self.source.collection()?;
         let postings = self.source.exact_postings(self.query)?;
         let avglen = collection.average_lengths();
+        let saturation = self.settings.bm25f.saturation_constant(&avglen);
         let idfs: Vec<f64> = postings
             .iter()
             .map(|p| idf(collection.live, p.df))
@@ -252,7 +253,7 @@ impl Step<'_> {
                             term_weight(tf, &values.group_lengths, &avglen, self.settings.bm25f.b),
                         )
                     }),
-                    &self.settings.bm25f,
+                    saturation,
                 );
                 let feedback = standard::feedback_score(&r.hit.feedback);
                 r.score = score + feedback;

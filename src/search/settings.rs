@@ -41,7 +41,9 @@
 //! supersededPenalty = 10.0
 //!
 //! [bm25f]
-//! k1 = 1.2
+//! variant = "adaptive"        # or "classic": SPEC §5.3's formula with k1 exactly
+//! k1 = 1.2                    # classic: the saturation
+//! saturation = 0.009          # adaptive: × the average weighted record length
 //! b = 0.75
 //!
 //! [mmr]
@@ -372,19 +374,61 @@ impl Default for RecencySettings {
     }
 }
 
+/// The formula of the `bm25f` profile (SPEC §5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bm25fVariant {
+    /// The saturation adapts to the collection: [`Bm25fSettings::saturation`] times its
+    /// average weighted record length (the default).
+    #[default]
+    Adaptive,
+    /// SPEC §5.3's formula exactly: the saturation is [`Bm25fSettings::k1`].
+    Classic,
+}
+
 /// The numbers of SPEC §5.3.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Bm25fSettings {
-    /// Term-frequency saturation (1.2).
+    /// `adaptive` (default) or `classic`.
+    pub variant: Bm25fVariant,
+    /// `classic`: term-frequency saturation (1.2).
     pub k1: f64,
+    /// `adaptive`: the saturation as a fraction of the collection's average weighted record
+    /// length `Σ_g weight[g] × avglen(g)` (0.009).
+    pub saturation: f64,
     /// Length normalization (0.75).
     pub b: f64,
 }
 
 impl Default for Bm25fSettings {
     fn default() -> Self {
-        Bm25fSettings { k1: 1.2, b: 0.75 }
+        Bm25fSettings {
+            variant: Bm25fVariant::Adaptive,
+            k1: 1.2,
+            saturation: 0.009,
+            b: 0.75,
+        }
+    }
+}
+
+impl Bm25fSettings {
+    /// The saturation constant `k` of `w / (k + w)` for a collection with these average group
+    /// lengths: `k1` in the classic variant; in the adaptive one `saturation × Σ_g weight[g] ×
+    /// avglen(g)`, the weighted length of an average record scaled down, so a term saturates
+    /// at the same fraction of an average record's text in a corpus of abstracts as in one of
+    /// short notes.
+    pub fn saturation_constant(&self, avglen: &[f64; crate::schema::GROUP_COUNT]) -> f64 {
+        match self.variant {
+            Bm25fVariant::Classic => self.k1,
+            Bm25fVariant::Adaptive => {
+                let weighted: f64 = crate::schema::FieldGroup::ALL
+                    .iter()
+                    .map(|&g| f64::from(g.weight()) * avglen[g as usize])
+                    .sum();
+                self.saturation * weighted
+            }
+        }
     }
 }
 
@@ -505,6 +549,7 @@ impl Settings {
             ("recency.pinBonus", self.recency.pin_bonus),
             ("recency.supersededPenalty", self.recency.superseded_penalty),
             ("bm25f.k1", self.bm25f.k1),
+            ("bm25f.saturation", self.bm25f.saturation),
             ("bm25f.b", self.bm25f.b),
             ("mmr.decayPenalty", self.mmr.decay_penalty),
             ("mmr.relativePenalty", self.mmr.relative_penalty),
@@ -538,6 +583,7 @@ impl Settings {
                 "recency.halfLifeDays must be > 0",
             ),
             (self.bm25f.k1 >= 0.0, "bm25f.k1 must be ≥ 0"),
+            (self.bm25f.saturation >= 0.0, "bm25f.saturation must be ≥ 0"),
             (
                 (0.0..=1.0).contains(&self.bm25f.b),
                 "bm25f.b must be in [0, 1]",

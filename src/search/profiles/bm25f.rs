@@ -6,27 +6,41 @@
 //!
 //! ```text
 //! w     = Σ_g weight[g] × tf / (1 − b + b × len / avglen)        (b = 0.75)
-//! score = Σ_q idf(q) × w / (k1 + w)                              (k1 = 1.2)
+//! score = Σ_q idf(q) × w / (k + w)
 //! idf   = ln(1 + (N − df + 0.5) / (df + 0.5))
+//! k     = k1 = 1.2                                   (variant "classic": SPEC §5.3 exactly)
+//! k     = 0.009 × Σ_g weight[g] × avglen(g)          (variant "adaptive", the default)
 //! ```
+//!
+//! The group weights (2–9) multiply the term frequency before it saturates, so with a fixed
+//! `k1 = 1.2` a single occurrence already gives `w/(k1 + w) ≈ 0.87`: every record is scored
+//! almost as a set of matched terms, which suits short records and wastes the term frequencies
+//! of long ones. The adaptive variant scales `k` with the collection's average weighted record
+//! length, so a term saturates at the same fraction of an average record's text whatever its
+//! length: on ~20-word records `k` stays near 1.2, on abstracts of ~200 words it grows past
+//! 10 (per-collection term-frequency normalization, after He & Ounis).
 //!
 //! ```
 //! use reliora::search::profiles::bm25f::{idf, score, term_weight, Collection};
-//! use reliora::search::settings::Bm25fSettings;
+//! use reliora::search::settings::{Bm25fSettings, Bm25fVariant};
 //!
 //! let collection = Collection { live: 10, group_length_sums: [20; 9] }; // avglen 2 per group
 //! let mut tf = [0; 9];
 //! tf[1] = 1; // once in the title (weight 8), whose length equals the mean
 //! let w = term_weight(&tf, &[2; 9], &collection.average_lengths(), 0.75);
 //! assert_eq!(w, 8.0);
-//! let s = score([(idf(10, 1), w)], &Bm25fSettings::default());
-//! assert_eq!(s, (1.0f64 + 9.5 / 1.5).ln() * 8.0 / 9.2);
+//! let classic = Bm25fSettings { variant: Bm25fVariant::Classic, ..Bm25fSettings::default() };
+//! let k = classic.saturation_constant(&collection.average_lengths());
+//! assert_eq!(k, 1.2);
+//! assert_eq!(score([(idf(10, 1), w)], k), (1.0f64 + 9.5 / 1.5).ln() * 8.0 / 9.2);
+//! // Adaptive: 0.009 × Σ weight × avglen = 0.009 × 46 × 2.
+//! let k = Bm25fSettings::default().saturation_constant(&collection.average_lengths());
+//! assert!((k - 0.009 * 46.0 * 2.0).abs() < 1e-12);
 //! ```
 
 use serde_json::{Map, Value};
 
 use crate::schema::{FieldGroup, GROUP_COUNT};
-use crate::search::settings::Bm25fSettings;
 
 /// The collection statistics BM25F needs: the live records and, per group, the sum of their
 /// lengths.
@@ -75,12 +89,13 @@ pub fn term_weight(
         .sum()
 }
 
-/// `Σ_q idf(q) × w / (k1 + w)` over (idf, w) pairs in query order.
-pub fn score(terms: impl IntoIterator<Item = (f64, f64)>, s: &Bm25fSettings) -> f64 {
+/// `Σ_q idf(q) × w / (k + w)` over (idf, w) pairs in query order, `k` the saturation
+/// constant ([`Bm25fSettings::saturation_constant`](crate::search::settings::Bm25fSettings::saturation_constant)).
+pub fn score(terms: impl IntoIterator<Item = (f64, f64)>, k: f64) -> f64 {
     terms
         .into_iter()
         .filter(|&(_, w)| w > 0.0)
-        .map(|(idf, w)| idf * w / (s.k1 + w))
+        .map(|(idf, w)| idf * w / (k + w))
         .sum()
 }
 
@@ -95,6 +110,7 @@ pub fn breakdown(bm25f: f64, feedback: f64) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::settings::Bm25fSettings;
 
     #[test]
     fn idf_table() {
@@ -135,11 +151,34 @@ mod tests {
 
     #[test]
     fn score_saturates_and_sums_over_tokens() {
-        let s = Bm25fSettings::default();
-        assert_eq!(score([(2.0, 1.2)], &s), 1.0);
-        assert_eq!(score([(2.0, 1.2), (1.0, 0.0)], &s), 1.0);
-        assert_eq!(score([(2.0, 1.2), (1.0, 3.6)], &s), 1.0 + 0.75);
-        assert_eq!(score(std::iter::empty(), &s), 0.0);
+        let k = 1.2;
+        assert_eq!(score([(2.0, 1.2)], k), 1.0);
+        assert_eq!(score([(2.0, 1.2), (1.0, 0.0)], k), 1.0);
+        assert_eq!(score([(2.0, 1.2), (1.0, 3.6)], k), 1.0 + 0.75);
+        assert_eq!(score(std::iter::empty(), k), 0.0);
+    }
+
+    #[test]
+    fn the_saturation_is_k1_in_classic_and_scales_with_length_in_adaptive() {
+        use crate::search::settings::Bm25fVariant;
+        let classic = Bm25fSettings {
+            variant: Bm25fVariant::Classic,
+            ..Bm25fSettings::default()
+        };
+        let short = [0.0, 0.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; // 20 tokens of problems
+        let long = [0.0, 12.0, 220.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; // a title and an abstract
+        assert_eq!(classic.saturation_constant(&short), 1.2);
+        assert_eq!(classic.saturation_constant(&long), 1.2);
+        let adaptive = Bm25fSettings::default();
+        assert_eq!(adaptive.variant, Bm25fVariant::Adaptive);
+        let k_short = adaptive.saturation_constant(&short);
+        let k_long = adaptive.saturation_constant(&long);
+        assert!((k_short - 0.009 * 7.0 * 20.0).abs() < 1e-12, "{k_short}");
+        assert!(
+            (k_long - 0.009 * (8.0 * 12.0 + 7.0 * 220.0)).abs() < 1e-12,
+            "{k_long}"
+        );
+        assert!(k_short < 1.5 && k_long > 10.0);
     }
 
     #[test]
