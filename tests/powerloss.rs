@@ -17,6 +17,8 @@
 //! before and after the call. `POWERLOSS_SEED` picks the torn prefixes and the second crash
 //! (printed). Without a C compiler the test fails, saying so.
 
+mod support;
+
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::os::unix::fs::MetadataExt;
@@ -26,6 +28,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
+use support::Rng;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reliora");
 
@@ -60,26 +63,6 @@ fn shim() -> &'static Path {
             }
         }
     })
-}
-
-/// A small deterministic random number generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
 }
 
 fn seed() -> u64 {

@@ -2,6 +2,8 @@
 //! at random moments. Every acknowledged change must survive, readers must never fail, and the
 //! index must always open and pass `check`.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use reliora::index::check::check;
 use reliora::Index;
+use support::Rng;
 
 fn reliora() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reliora"));
@@ -40,22 +43,6 @@ fn spawn_record(index: &Path, id: &str, title: &str) -> Child {
 
 fn run(command: &mut Command) -> Output {
     command.output().unwrap()
-}
-
-/// A small deterministic generator (xorshift64*), so failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 #[test]

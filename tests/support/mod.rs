@@ -266,6 +266,29 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// A small deterministic random number generator (xorshift64*), so failures replay from
+/// their seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
 /// What one run of the binary produced.
 #[derive(Debug)]
 pub struct Run {
