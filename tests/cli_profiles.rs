@@ -292,19 +292,24 @@ fn tiny_beir(dir: &Path) -> PathBuf {
     beir
 }
 
-#[test]
-fn eval_reports_metrics_computed_by_hand() {
-    let dir = tempfile::tempdir().unwrap();
-    let beir = tiny_beir(dir.path());
-    let run = reliora(&[
+/// `reliora eval` on `beir` with BEIR's keys mapped explicitly.
+fn eval_with_explicit_field_map(beir: &Path) -> Run {
+    reliora(&[
         "eval",
         "--beir",
-        path_str(&beir),
+        path_str(beir),
         "--field-map",
         "_id=id",
         "--field-map",
         "text=problems",
-    ]);
+    ])
+}
+
+#[test]
+fn eval_reports_metrics_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let beir = tiny_beir(dir.path());
+    let run = eval_with_explicit_field_map(&beir);
     let report = run.ok();
     // Standard profile, title weight 8 > problems weight 7:
     // q1 "alpha" ranks d1 (title), d2 (text); relevant d2 at rank 2.
@@ -363,16 +368,7 @@ fn eval_takes_beir_conventions_and_never_reports_a_silent_zero() {
     let dir = tempfile::tempdir().unwrap();
     let beir = tiny_beir(dir.path());
     // BEIR's keys without flags: the same figures as with the explicit field map.
-    let explicit = reliora(&[
-        "eval",
-        "--beir",
-        path_str(&beir),
-        "--field-map",
-        "_id=id",
-        "--field-map",
-        "text=problems",
-    ])
-    .ok();
+    let explicit = eval_with_explicit_field_map(&beir).ok();
     let default = reliora(&["eval", "--beir", path_str(&beir)]).ok();
     for key in ["nDCG@10", "Recall@10", "MRR@10", "documents", "queries"] {
         assert_eq!(default[key], explicit[key], "{key}");
