@@ -511,13 +511,17 @@ fn bm25f_by_hand() {
     let feedback = 2.5 / 3.0;
     // The adaptive saturation (the default): 0.009 × Σ weight × avglen; the classic one: 1.2.
     let adaptive = 0.009 * (8.0 * 1.6 + 7.0 * 1.0 + 9.0 * 0.2);
-    for (variant, k, config) in [
-        ("adaptive", adaptive, None),
-        ("classic", 1.2, Some(classic_config(&f))),
+    // The adaptive variant's proximity signal: only b-1 holds "cache eviction" as adjacent
+    // words; 0.2 × the mean idf of the pair's words. The classic variant has none.
+    let pair = 0.2 * (idf_cache + idf_eviction) / 2.0;
+    for (variant, k, proximity, config) in [
+        ("adaptive", adaptive, pair, None),
+        ("classic", 1.2, 0.0, Some(classic_config(&f))),
     ] {
         let sat = |w: f64| w / (k + w);
         let b1 = idf_cache * sat(8.0 / norm(2.0, title) + 7.0 * 2.0 / norm(3.0, problems))
-            + idf_eviction * sat(7.0 / norm(3.0, problems));
+            + idf_eviction * sat(7.0 / norm(3.0, problems))
+            + proximity;
         let b2 =
             idf_cache * sat(7.0 / norm(2.0, problems)) + idf_eviction * sat(8.0 / norm(2.0, title));
         let b3 = idf_cache * sat(8.0 / norm(2.0, title));

@@ -459,6 +459,21 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
                 .search(&request(query, &[("backend", "scan")]))
                 .unwrap();
             assert_eq!(answer(&by_index), answer(&by_scan), "{query}");
+            // bm25f: the records holding the phrase gain its pair term, from the word-pair
+            // postings (index) or the text (scan) alike.
+            let bm25f = |backend| {
+                index
+                    .search(&request(
+                        query,
+                        &[("backend", backend), ("profile", "bm25f")],
+                    ))
+                    .unwrap()
+            };
+            assert_eq!(
+                answer(&bm25f("index")),
+                answer(&bm25f("scan")),
+                "bm25f {query}"
+            );
             let mut found: Vec<&str> = by_index
                 .results
                 .iter()
@@ -494,9 +509,10 @@ proptest! {
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let index = build(dir.path(), &records, layout);
-        for query in &queries {
-            let by_index = index.search(&request(query, &[("backend", "index")]));
-            let by_scan = index.search(&request(query, &[("backend", "scan")]));
+        // bm25f's pair term reads the same word-pair postings (or the text) as the phrase.
+        for (query, profile) in queries.iter().flat_map(|q| [(q, "standard"), (q, "bm25f")]) {
+            let by_index = index.search(&request(query, &[("backend", "index"), ("profile", profile)]));
+            let by_scan = index.search(&request(query, &[("backend", "scan"), ("profile", profile)]));
             match (by_index, by_scan) {
                 (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
                 // A valid request on a sound index fails only for an empty query.

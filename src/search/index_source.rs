@@ -74,6 +74,33 @@ impl Source for IndexSource<'_> {
         self.index.find(id)
     }
 
+    /// Where both words of the pair are frequent in a segment, its pair postings answer for
+    /// every record of it; elsewhere the stored text does.
+    fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
+        let mut exact: Vec<Option<Option<Vec<u64>>>> = vec![None; self.index.segments.len()];
+        docs.iter()
+            .map(|&doc| {
+                let bits = match exact.get_mut(doc.segment as usize) {
+                    Some(slot) => slot.get_or_insert(
+                        match phrase_records(
+                            &self.index.segments[doc.segment as usize],
+                            phrase,
+                            self.index,
+                        )? {
+                            Some((bits, true)) => Some(bits),
+                            _ => None,
+                        },
+                    ),
+                    None => &None, // the log's records
+                };
+                match bits {
+                    Some(bits) => Ok(bit_set(bits, doc.doc)),
+                    None => self.verify_phrase(doc, phrase),
+                }
+            })
+            .collect()
+    }
+
     fn values(&self, doc: DocRef) -> Result<crate::search::RecordValues<'_>> {
         index_statistics::values(self.index, doc)
     }

@@ -124,6 +124,13 @@ pub(crate) trait Source: Sync {
             phrase,
         ))
     }
+    /// Which of `docs` hold the two-word `phrase` (SPEC §4), in the order given: for `bm25f`'s
+    /// proximity signal, asked once per query word pair for the records holding both words.
+    fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
+        docs.iter()
+            .map(|&doc| self.verify_phrase(doc, phrase))
+            .collect()
+    }
     /// The column values of the record at `doc` that the profiles need, without decoding it.
     fn values(&self, doc: DocRef) -> Result<RecordValues<'_>>;
     /// The live records and their summed group lengths (for `bm25f`), in O(segments).

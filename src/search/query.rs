@@ -30,6 +30,21 @@ pub struct PreparedQuery {
     pub phrase: Option<String>,
     /// The query's length in characters when it was longer than [`MAX_QUERY_CHARS`] and cut.
     pub truncated_from: Option<usize>,
+    /// Adjacent word pairs of the query whose words are each one used token (stop words and
+    /// CJK runs break adjacency), for `bm25f`'s proximity signal.
+    pub pairs: Vec<WordPair>,
+}
+
+/// Two consecutive words of the query and the positions of their tokens in
+/// [`PreparedQuery::tokens`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordPair {
+    /// The two words joined by a space: a two-word phrase (SPEC §4's `phrase`).
+    pub phrase: String,
+    /// The first word's token.
+    pub first: usize,
+    /// The second word's token.
+    pub second: usize,
 }
 
 impl PreparedQuery {
@@ -52,6 +67,7 @@ impl PreparedQuery {
         };
         let words = text::words(text);
         let phrase = (words.len() >= 2).then(|| words.join(" "));
+        let pairs = word_pairs(&words, &tokens, analyzer, routed);
         PreparedQuery {
             text: text.to_string(),
             analyzer: routed,
@@ -59,6 +75,7 @@ impl PreparedQuery {
             dropped,
             phrase,
             truncated_from,
+            pairs,
         }
     }
 
@@ -82,6 +99,37 @@ impl PreparedQuery {
             (1u32 << self.tokens.len()) - 1
         }
     }
+}
+
+/// The adjacent pairs of `words` where each word analyzes to exactly one non-CJK token among
+/// `tokens`, each distinct pair once, in query order.
+fn word_pairs(
+    words: &[String],
+    tokens: &[Token],
+    analyzer: &TextAnalyzer,
+    routed: Analyzer,
+) -> Vec<WordPair> {
+    let position = |word: &str| -> Option<usize> {
+        match analyzer.tokens(word, routed).as_slice() {
+            [token] if !token.cjk => tokens.iter().position(|t| t.text == token.text),
+            _ => None,
+        }
+    };
+    let positions: Vec<Option<usize>> = words.iter().map(|w| position(w)).collect();
+    let mut pairs: Vec<WordPair> = Vec::new();
+    for (i, window) in positions.windows(2).enumerate() {
+        if let [Some(first), Some(second)] = *window {
+            let phrase = format!("{} {}", words[i], words[i + 1]);
+            if first != second && !pairs.iter().any(|p| p.phrase == phrase) {
+                pairs.push(WordPair {
+                    phrase,
+                    first,
+                    second,
+                });
+            }
+        }
+    }
+    pairs
 }
 
 /// Whether query token `q` matches record token `t` (SPEC §3): equal, or the shorter is a
@@ -147,6 +195,51 @@ mod tests {
             cjk: text.chars().any(text::is_cjk_char),
             stop,
         }
+    }
+
+    fn pairs(text: &str, stem: bool) -> Vec<(String, usize, usize)> {
+        PreparedQuery::new(text, &TextAnalyzer::new(stem))
+            .pairs
+            .into_iter()
+            .map(|p| (p.phrase, p.first, p.second))
+            .collect()
+    }
+
+    #[test]
+    fn word_pairs_are_adjacent_words_each_one_token() {
+        // Tokens: connection 0, pool 1, exhausted 2, load 3; "with" and "the" are stop words and break
+        // adjacency; punctuation does not (phrases are words joined by spaces, SPEC §4); the
+        // repeated pair counts once.
+        assert_eq!(
+            pairs(
+                "Connection pool exhausted with the load; connection pool",
+                false
+            ),
+            [
+                ("connection pool".to_string(), 0, 1),
+                ("pool exhausted".to_string(), 1, 2),
+                ("load connection".to_string(), 3, 0),
+            ]
+        );
+        // A CJK run is several tokens (bigrams): it pairs with nothing.
+        assert_eq!(
+            pairs("rust 编程语言 tokio runtime", false),
+            [("tokio runtime".to_string(), 4, 5)]
+        );
+        // Stemmed: the phrase keeps the words, the positions point at the stems' tokens.
+        assert_eq!(
+            pairs("failing tests", true),
+            [("failing tests".to_string(), 0, 1)]
+        );
+        // A word repeated next to itself is no pair; a multilingual query keeps stop words.
+        assert!(pairs("cache cache", false).is_empty());
+        assert_eq!(
+            pairs("über die brücke", false),
+            [
+                ("über die".to_string(), 0, 1),
+                ("die brücke".to_string(), 1, 2),
+            ]
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::search::profiles::recency::{self, RecencyInput, RecencyScore};
 use crate::search::profiles::rerank::{Features, RerankWeights};
 use crate::search::query::PreparedQuery;
 use crate::search::request::{Profile, SearchRequest};
-use crate::search::settings::Settings;
+use crate::search::settings::{Bm25fVariant, Settings};
 use crate::search::standard::{self, MatchLevel, Relevance};
 use crate::search::{sort_by_score, DocRef, Hit, Source};
 
@@ -240,11 +240,13 @@ impl Step<'_> {
                 }
             }
         }
+        let pairs = self.pair_bonuses(&ranked, &terms, &idfs)?;
         ranked
             .into_par_iter()
             .zip(terms)
-            .filter(|(_, terms)| !terms.is_empty())
-            .map(|(mut r, terms)| -> Result<Ranked<'a>> {
+            .zip(pairs)
+            .filter(|((_, terms), _)| !terms.is_empty())
+            .map(|((mut r, terms), pairs)| -> Result<Ranked<'a>> {
                 let values = self.source.values(r.hit.doc)?;
                 let score = bm25f::score(
                     terms.iter().map(|(t, tf)| {
@@ -254,7 +256,7 @@ impl Step<'_> {
                         )
                     }),
                     saturation,
-                );
+                ) + pairs;
                 let feedback = standard::feedback_score(&r.hit.feedback);
                 r.score = score + feedback;
                 r.detail = Detail::Bm25f {
@@ -264,6 +266,44 @@ impl Step<'_> {
                 Ok(r)
             })
             .collect()
+    }
+
+    /// Per candidate, the adaptive variant's proximity signal: for each query word pair found
+    /// as adjacent words of the record, `proximity × (idf(first) + idf(second)) / 2`. Each pair
+    /// is looked up once, for the candidates holding both of its words.
+    fn pair_bonuses(
+        &self,
+        ranked: &[Ranked<'_>],
+        terms: &[Vec<(usize, [u32; GROUP_COUNT])>],
+        idfs: &[f64],
+    ) -> Result<Vec<f64>> {
+        let mut bonuses = vec![0.0; ranked.len()];
+        let weight = match self.settings.bm25f.variant {
+            Bm25fVariant::Adaptive => self.settings.bm25f.proximity,
+            Bm25fVariant::Classic => 0.0,
+        };
+        if weight == 0.0 {
+            return Ok(bonuses);
+        }
+        for pair in &self.query.pairs {
+            let holders: Vec<usize> = (0..ranked.len())
+                .filter(|&i| {
+                    let holds = |token: usize| terms[i].iter().any(|&(t, _)| t == token);
+                    holds(pair.first) && holds(pair.second)
+                })
+                .collect();
+            let docs: Vec<DocRef> = holders.iter().map(|&i| ranked[i].hit.doc).collect();
+            let bonus = weight * bm25f::pair_idf(idfs[pair.first], idfs[pair.second]);
+            for (i, occurs) in holders
+                .into_iter()
+                .zip(self.source.pair_occurs(&pair.phrase, &docs)?)
+            {
+                if occurs {
+                    bonuses[i] += bonus;
+                }
+            }
+        }
+        Ok(bonuses)
     }
 
     /// SPEC §5.5 `--rerank`: the score after the profile becomes the weighted feature mix, with

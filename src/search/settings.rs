@@ -45,6 +45,7 @@
 //! k1 = 1.2                    # classic: the saturation
 //! saturation = 0.009          # adaptive: × the average weighted record length
 //! b = 0.75
+//! proximity = 0.2             # adaptive: × mean idf, per query word pair found adjacent
 //!
 //! [mmr]
 //! prefixChars = 100
@@ -399,6 +400,9 @@ pub struct Bm25fSettings {
     pub saturation: f64,
     /// Length normalization (0.75).
     pub b: f64,
+    /// `adaptive`: the weight of an adjacent query word pair found as adjacent words of the
+    /// record, times the mean idf of its two words.
+    pub proximity: f64,
 }
 
 impl Default for Bm25fSettings {
@@ -408,6 +412,7 @@ impl Default for Bm25fSettings {
             k1: 1.2,
             saturation: 0.009,
             b: 0.75,
+            proximity: 0.2,
         }
     }
 }
@@ -551,6 +556,7 @@ impl Settings {
             ("bm25f.k1", self.bm25f.k1),
             ("bm25f.saturation", self.bm25f.saturation),
             ("bm25f.b", self.bm25f.b),
+            ("bm25f.proximity", self.bm25f.proximity),
             ("mmr.decayPenalty", self.mmr.decay_penalty),
             ("mmr.relativePenalty", self.mmr.relative_penalty),
             ("federation.rrfK", self.federation.rrf_k),
@@ -584,6 +590,7 @@ impl Settings {
             ),
             (self.bm25f.k1 >= 0.0, "bm25f.k1 must be ≥ 0"),
             (self.bm25f.saturation >= 0.0, "bm25f.saturation must be ≥ 0"),
+            (self.bm25f.proximity >= 0.0, "bm25f.proximity must be ≥ 0"),
             (
                 (0.0..=1.0).contains(&self.bm25f.b),
                 "bm25f.b must be in [0, 1]",

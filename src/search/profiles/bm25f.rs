@@ -6,11 +6,17 @@
 //!
 //! ```text
 //! w     = Σ_g weight[g] × tf / (1 − b + b × len / avglen)        (b = 0.75)
-//! score = Σ_q idf(q) × w / (k + w)
+//! score = Σ_q idf(q) × w / (k + w)  +  pairs
 //! idf   = ln(1 + (N − df + 0.5) / (df + 0.5))
-//! k     = k1 = 1.2                                   (variant "classic": SPEC §5.3 exactly)
+//! k     = k1 = 1.2, pairs = 0                        (variant "classic": SPEC §5.3 exactly)
 //! k     = 0.009 × Σ_g weight[g] × avglen(g)          (variant "adaptive", the default)
+//! pairs = Σ_(a,b) 0.2 × pair_idf(a, b) × [a b occurs in d]        (adaptive)
 //! ```
+//!
+//! The pair term is a proximity signal: (a, b) runs over the adjacent query words that are each
+//! one query token ([`PreparedQuery::pairs`](crate::search::query::PreparedQuery::pairs)), and
+//! `[a b occurs in d]` is 1 when they are consecutive words of one of the record's searchable
+//! values (SPEC §4's phrase rule).
 //!
 //! The group weights (2–9) multiply the term frequency before it saturates, so with a fixed
 //! `k1 = 1.2` a single occurrence already gives `w/(k1 + w) ≈ 0.87`: every record is scored
@@ -97,6 +103,11 @@ pub fn score(terms: impl IntoIterator<Item = (f64, f64)>, k: f64) -> f64 {
         .filter(|&(_, w)| w > 0.0)
         .map(|(idf, w)| idf * w / (k + w))
         .sum()
+}
+
+/// The idf a word pair counts with in the proximity signal: the mean of its words' idfs.
+pub fn pair_idf(first: f64, second: f64) -> f64 {
+    (first + second) / 2.0
 }
 
 /// The breakdown of SPEC §5.3: `bm25f` and `feedback` (whose sum is the score).
