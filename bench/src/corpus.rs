@@ -39,6 +39,19 @@ impl Rng {
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+
+    /// An RFC 3339 creation time on one of `days` days from 2024-01-01 (months of 28 days).
+    pub fn created_at(&mut self, days: usize) -> String {
+        let day = self.below(days);
+        let (year, rest) = (2024 + day / 365, day % 365);
+        format!(
+            "{year}-{:02}-{:02}T{:02}:{:02}:00Z",
+            1 + rest / 31 % 12,
+            1 + rest % 28,
+            self.below(24),
+            self.below(60)
+        )
+    }
 }
 
 /// A vocabulary whose word ranks follow a Zipf law (exponent ~1.07, as in English text).
@@ -169,15 +182,7 @@ impl Generator {
             })
             .collect();
         let context = self.contexts[self.rng.below(self.contexts.len())].clone();
-        let day = self.rng.below(1_000);
-        let (year, rest) = (2024 + day / 365, day % 365);
-        let created = format!(
-            "{year}-{:02}-{:02}T{:02}:{:02}:00Z",
-            1 + rest / 31 % 12,
-            1 + rest % 28,
-            self.rng.below(24),
-            self.rng.below(60)
-        );
+        let created = self.rng.created_at(1_000);
         serde_json::json!({
             "id": format!("syn-{i:08}"),
             "title": self.sentence(5, 11),

@@ -176,14 +176,26 @@ pub fn query_only(index_dir: &Path, corpus: &Path) -> Value {
     reliora_latencies(&index, &workload(corpus))
 }
 
-/// Latency of the workload's queries through the library API (`standard`, top 10).
+/// Latency of the workload's queries through the library API, top 10: the `standard` profile
+/// at the top level, and with `RELIORA_BENCH_PROFILES` (e.g. `bm25f,decay,recency`) each of
+/// those profiles under its name.
 fn reliora_latencies(index: &reliora::Index, workload: &Workload) -> Value {
+    let mut result = profile_latencies(index, workload, "standard");
+    let others = std::env::var("RELIORA_BENCH_PROFILES").unwrap_or_default();
+    for profile in others.split(',').filter(|p| !p.is_empty()) {
+        result[profile] = profile_latencies(index, workload, profile);
+    }
+    result
+}
+
+fn profile_latencies(index: &reliora::Index, workload: &Workload, profile: &str) -> Value {
     let requests: Vec<reliora::SearchRequest> = workload
         .queries
         .iter()
         .map(|q| {
             let mut r = reliora::SearchRequest::new(q.clone());
             r.set_option("now", Some(NOW)).expect("now");
+            r.set_option("profile", Some(profile)).expect("profile");
             r
         })
         .collect();

@@ -4,6 +4,8 @@
 //!
 //! ```text
 //! reliora-bench corpus --records 100000 --queries 2000 --seed 42 --out target/corpus-100k
+//! reliora-bench realtext --sentences sentences.txt --records 100000 --seed 42 \
+//!     --queries $CORPUS/scifact/queries.jsonl,bench/agent-memory/queries.jsonl --out target/real-100k
 //! reliora-bench run --corpus target/corpus-100k --reliora-bin target/release/reliora
 //! reliora-bench plot --results results.jsonl --out BENCHMARKS-latency.svg
 //! reliora-bench query --index DIR --corpus target/corpus-100k   # Reliora's latency alone,
@@ -14,6 +16,7 @@
 
 mod corpus;
 mod engines;
+mod realtext;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,6 +60,33 @@ fn main() {
                 .expect("write queries");
             eprintln!(
                 "wrote {records} records and {queries} queries to {} in {:.1}s",
+                out.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Some("realtext") => {
+            let records: usize = required(&args, "--records").parse().expect("--records N");
+            let seed: u64 = arg(&args, "--seed").map_or(42, |s| s.parse().expect("seed"));
+            let out = PathBuf::from(required(&args, "--out"));
+            std::fs::create_dir_all(&out).expect("output directory");
+            let started = Instant::now();
+            let sentences = realtext::read_sentences(Path::new(&required(&args, "--sentences")))
+                .expect("the sentences file");
+            let mut file = std::io::BufWriter::new(
+                std::fs::File::create(out.join("records.jsonl")).expect("records file"),
+            );
+            realtext::Generator::new(&sentences, seed)
+                .write_records(records, &mut file)
+                .expect("write records");
+            let sources = required(&args, "--queries");
+            let sources: Vec<&Path> = sources.split(',').map(Path::new).collect();
+            let mut file = std::io::BufWriter::new(
+                std::fs::File::create(out.join("queries.jsonl")).expect("queries file"),
+            );
+            let queries = realtext::write_queries(&sources, &mut file).expect("write queries");
+            eprintln!(
+                "wrote {records} records from {} sentences and {queries} queries to {} in {:.1}s",
+                sentences.len(),
                 out.display(),
                 started.elapsed().as_secs_f64()
             );
@@ -109,7 +139,9 @@ fn main() {
             plot(&results, &out);
         }
         _ => {
-            eprintln!("usage: reliora-bench corpus|run|engine|query|plot … (see the source docs)");
+            eprintln!(
+                "usage: reliora-bench corpus|realtext|run|engine|query|plot … (see the source docs)"
+            );
             std::process::exit(2);
         }
     }
