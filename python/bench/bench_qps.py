@@ -33,6 +33,7 @@ import re
 import sys
 import tempfile
 import time
+from importlib import metadata
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -116,10 +117,9 @@ def main() -> None:
             hits = searcher.search(query, 10).hits
             return [searcher.doc(address)["id"][0] for _score, address in hits]
 
-        version = getattr(tantivy, "__version__", "")
         one = best_qps(looped(tsearch, queries, 1), len(queries), args.repeat)
         many = best_qps(looped(tsearch, queries, args.threads), len(queries), args.repeat)
-        rows.append((f"tantivy-py {version}".strip(), one, many, None))
+        rows.append((f"tantivy-py {metadata.version('tantivy')}", one, many, None))
 
     if "bm25s" in engines:
         import bm25s
@@ -142,7 +142,7 @@ def main() -> None:
         one = best_qps(looped(bsearch, queries, 1), len(queries), args.repeat)
         many = best_qps(looped(bsearch, queries, args.threads), len(queries), args.repeat)
         batch = best_qps(bbatch, len(queries), args.repeat)
-        rows.append((f"bm25s {bm25s.__version__}", one, many, batch))
+        rows.append((f"bm25s {metadata.version('bm25s')}", one, many, batch))
 
     print(f"| engine | 1 thread (q/s) | {args.threads} threads (q/s) | speed-up | batch call (q/s) |")
     print("|---|---:|---:|---:|---:|")
