@@ -99,7 +99,7 @@ pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
     let before = snapshot(dir);
     let record = crate::Record::from_json(&serde_json::json!({"id": "fuzz", "title": "after"}))
         .expect("a valid record");
-    let written = crate::index::writer::record(dir, record);
+    let written = crate::handle::writer::record(dir, record);
     if written.is_err() && !report.sound {
         assert_eq!(snapshot(dir), before, "a refused write changed the index");
     }
@@ -123,7 +123,7 @@ pub fn template_index(dir: &Path) -> PathBuf {
     };
     Index::build(&path, &options).expect("the template builds");
     let record = serde_json::json!({"id": "r-04", "title": "logged record", "tags": ["rust"]});
-    crate::index::writer::record(&path, crate::Record::from_json(&record).expect("a record"))
+    crate::handle::writer::record(&path, crate::Record::from_json(&record).expect("a record"))
         .expect("the template's logged record");
     path
 }

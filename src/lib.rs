@@ -120,17 +120,19 @@ pub mod eval;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod handle;
 pub mod index;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod record;
 pub mod schema;
 pub mod search;
+pub mod settings;
 pub mod text;
 
 pub use error::{Error, ErrorCode, Result};
-pub use index::searcher::Searcher;
-pub use index::writer::{
+pub use handle::searcher::Searcher;
+pub use handle::writer::{
     CompactReport, DeleteReport, DuplicateWarning, FeedbackReport, RecordReport, Writer,
 };
 pub use index::{BuildOptions, BuildReport, Index, Stats};

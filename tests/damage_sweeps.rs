@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
+use reliora::handle::writer;
 use reliora::index::check::{check, CheckReport};
-use reliora::index::writer;
 use reliora::{Error, Index, SearchRequest};
 use serde_json::Value;
 
@@ -379,7 +379,7 @@ fn other_index(path: &Path) {
     )
     .expect("recorded");
     // The same generation number as the template: only contents tell the files apart.
-    reliora::index::writer::compact(path).expect("compacted");
+    reliora::handle::writer::compact(path).expect("compacted");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use proptest::prelude::*;
-use reliora::index::writer;
+use reliora::handle::writer;
 use reliora::record::{Outcome, SourcedRecord};
 use reliora::{ErrorCode, Index, MatchLevel, Record, SearchRequest, SearchResponse};
 use serde_json::json;

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches};
 
+use reliora::handle::writer;
 use reliora::index::check::check;
-use reliora::index::writer;
 use reliora::record::input::FieldMap;
 use reliora::record::{parse_record_text, Outcome};
 use reliora::{BuildOptions, Error, ErrorCode, Index, Result, SearchRequest};

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::format::blobs::BlobFile;
-use crate::format::codec::LogEntry;
+use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::dictionary::Dictionary;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
@@ -225,7 +225,6 @@ fn check_segment(
     // Pair id → (records, a sum of a hash of each record) implied by the records.
     let mut implied_pairs: HashMap<u32, (u64, u64)> = HashMap::new();
     let n = segment.len();
-    let columns_path = segment.columns.file().path().display().to_string();
     let mut ids = HashSet::with_capacity(n as usize);
     let mut locators = HashSet::with_capacity(n as usize);
     // Facet key → how many records should be in its bitmap.
@@ -252,27 +251,7 @@ fn check_segment(
                 record.id
             ));
         }
-        if let Some(target) = &record.supersedes {
-            *facet_counts
-                .entry([FACET_SUPERSEDES, target.as_bytes()].concat())
-                .or_default() += 1;
-        }
-        let mut tags: Vec<String> = record
-            .tags
-            .iter()
-            .map(|t| crate::text::phrase(t))
-            .filter(|p| !p.is_empty())
-            .collect();
-        tags.sort();
-        tags.dedup();
-        for tag in tags {
-            *facet_counts
-                .entry([FACET_TAG, tag.as_bytes()].concat())
-                .or_default() += 1;
-        }
-        *facet_counts
-            .entry([FACET_TYPE, record.memory_type_normalized().as_bytes()].concat())
-            .or_default() += 1;
+        count_facets(record, &mut facet_counts);
         if segment.doc_of_id(&record.id)? != Some(doc) {
             report.problems.push(format!(
                 "{}: id {:?} does not map to record {doc}",
@@ -293,6 +272,57 @@ fn check_segment(
         records.push(stored);
         report.records_checked += 1;
     }
+    check_lengths_and_entities(dir, &segment, &records, report)?;
+    check_columns(&segment, &records, report)?;
+    let ids_entries = segment.ids.len()?;
+    if ids_entries != ids.len() + locators.len() {
+        report.problems.push(format!(
+            "{}: {ids_entries} entries for {} ids and {} locators",
+            segment.ids.file().path().display(),
+            ids.len(),
+            locators.len()
+        ));
+    }
+    check_facets(&segment, &facet_counts, report)?;
+    check_pairs(&segment, &frequent, &implied_pairs, report)?;
+    check_postings(&segment.terms, &segment.postings, n, report, true)?;
+    check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;
+    Ok(ids)
+}
+
+/// The facet keys `record` implies, counted into `facet_counts`.
+fn count_facets(record: &crate::record::Record, facet_counts: &mut BTreeMap<Vec<u8>, u64>) {
+    if let Some(target) = &record.supersedes {
+        *facet_counts
+            .entry([FACET_SUPERSEDES, target.as_bytes()].concat())
+            .or_default() += 1;
+    }
+    let mut tags: Vec<String> = record
+        .tags
+        .iter()
+        .map(|t| crate::text::phrase(t))
+        .filter(|p| !p.is_empty())
+        .collect();
+    tags.sort();
+    tags.dedup();
+    for tag in tags {
+        *facet_counts
+            .entry([FACET_TAG, tag.as_bytes()].concat())
+            .or_default() += 1;
+    }
+    *facet_counts
+        .entry([FACET_TYPE, record.memory_type_normalized().as_bytes()].concat())
+        .or_default() += 1;
+}
+
+/// The columns' group lengths against the manifest's sums, and every entity of the stored
+/// records in the entity dictionary.
+fn check_lengths_and_entities(
+    dir: &Path,
+    segment: &Segment,
+    records: &[StoredRecord],
+    report: &mut CheckReport,
+) -> Result<()> {
     let mut group_length_sums = [0u64; GROUP_COUNT];
     for (doc, stored) in records.iter().enumerate() {
         let row = segment.columns.row(doc as u32)?;
@@ -317,6 +347,16 @@ fn check_segment(
             group_length_sums
         ));
     }
+    Ok(())
+}
+
+/// Every column value against the stored record.
+fn check_columns(
+    segment: &Segment,
+    records: &[StoredRecord],
+    report: &mut CheckReport,
+) -> Result<()> {
+    let columns_path = segment.columns.file().path().display().to_string();
     for (doc, stored) in records.iter().enumerate() {
         let record = &stored.record;
         let row = segment.columns.row(doc as u32)?;
@@ -355,20 +395,7 @@ fn check_segment(
             }
         }
     }
-    let ids_entries = segment.ids.len()?;
-    if ids_entries != ids.len() + locators.len() {
-        report.problems.push(format!(
-            "{}: {ids_entries} entries for {} ids and {} locators",
-            segment.ids.file().path().display(),
-            ids.len(),
-            locators.len()
-        ));
-    }
-    check_facets(&segment, &facet_counts, report)?;
-    check_pairs(&segment, &frequent, &implied_pairs, report)?;
-    check_postings(&segment.terms, &segment.postings, n, report, true)?;
-    check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;
-    Ok(ids)
+    Ok(())
 }
 
 /// A record's term in the sums that compare a pair's stored records with the implied ones.

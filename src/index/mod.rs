@@ -3,13 +3,14 @@
 
 pub(crate) mod build;
 pub mod check;
+pub(crate) mod config;
 pub mod files;
 pub(crate) mod merge;
 pub(crate) mod overlay;
 pub(crate) mod pairs;
 pub mod salvage;
-pub mod searcher;
 pub mod segment;
+mod snapshot;
 pub mod writer;
 
 use std::collections::HashMap;
@@ -27,13 +28,9 @@ use crate::format::codec::StoredRecord;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
 use crate::record::input::{read_inputs_in_batches, FieldMap, SourcedRecord};
-use crate::search::index_source::IndexSource;
-use crate::search::request::{Backend, SearchRequest};
-use crate::search::response::SearchResponse;
-use crate::search::scan::ScanSource;
-use crate::search::{execute, Context, DocRef};
 use crate::text::TextAnalyzer;
 
+use config::IndexConfig;
 use overlay::Overlay;
 use segment::{Segment, Store};
 
@@ -71,6 +68,15 @@ pub struct SkippedRecord {
     pub message: String,
 }
 
+impl From<crate::record::input::Skipped> for SkippedRecord {
+    fn from(skipped: crate::record::input::Skipped) -> SkippedRecord {
+        SkippedRecord {
+            locator: skipped.locator,
+            message: skipped.error.to_string(),
+        }
+    }
+}
+
 /// What a build did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -93,22 +99,58 @@ pub struct BuildReport {
     pub dropped_recorded: u64,
 }
 
-/// An opened index: memory-mapped segments, ready to search.
+/// Where a record lives: a segment and a record number within it (for a scan, segment 0 and
+/// the position in the scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocRef {
+    /// The segment.
+    pub segment: u32,
+    /// The record number in the segment.
+    pub doc: u32,
+}
+
+impl BuildReport {
+    /// The report of a build that wrote `manifest`'s generation (dropping no recorded record).
+    fn of(
+        dir: &Path,
+        manifest: &Manifest,
+        records: usize,
+        skipped: Vec<SkippedRecord>,
+        terms: usize,
+    ) -> BuildReport {
+        BuildReport {
+            index: dir.to_path_buf(),
+            records,
+            skipped,
+            terms,
+            generation: manifest.generation,
+            stem: manifest.stem,
+            bytes: manifest.segment_bytes(),
+            dropped_recorded: 0,
+        }
+    }
+}
+
+/// An opened index: a read-only snapshot of memory-mapped segments and the record log's
+/// changes over them, ready to search (`search` runs requests against it).
 pub struct Index {
     dir: PathBuf,
     manifest: Manifest,
-    pub(crate) segments: Vec<Segment>,
+    segments: Vec<Segment>,
     /// Set when some segment file failed its checks: searches then scan these stores.
     damage: Option<(Vec<Store>, Error)>,
     /// Damage found in the record log (file, problem): searches answer from every sound entry
     /// with a notice, writers refuse.
     log_damage: Option<(PathBuf, String)>,
-    pub(crate) analyzer: TextAnalyzer,
+    analyzer: TextAnalyzer,
     generation_key: String,
     /// What the record log changed since the segments were written.
-    pub(crate) overlay: Overlay,
+    overlay: Overlay,
     /// `supersededBy` by id, computed on first use (see [`Index::superseders`]).
     superseders: OnceLock<HashMap<String, String>>,
+    /// The directory's settings file, read at open, and its stamp before it was read.
+    config: IndexConfig,
+    config_stamp: Option<(u64, Option<std::time::SystemTime>)>,
 }
 
 /// Where a build first saw an id it meets again.
@@ -156,14 +198,7 @@ impl Index {
     ) -> Result<BuildReport> {
         files::create_index_dir(dir)?;
         let _lock = writer::WriterLock::acquire(dir)?;
-        let bar = options.progress.then(|| {
-            let bar = ProgressBar::new_spinner();
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} indexing {pos} records {elapsed}")
-                    .expect("valid template"),
-            );
-            bar
-        });
+        let bar = options.progress.then(spinner);
         let writer = writer::GenerationWriter::new(dir, options.stem, merge, bar.as_ref())?;
         // Every id seen, with its position in the build (segment-major), for duplicates.
         let mut ids: HashMap<Box<str>, u64> = HashMap::new();
@@ -194,28 +229,14 @@ impl Index {
                 &options.field_map,
                 options.skip_invalid,
                 |batch| {
-                    skipped.extend(batch.skipped.into_iter().map(|s| SkippedRecord {
-                        locator: s.locator,
-                        message: s.error.to_string(),
-                    }));
+                    skipped.extend(batch.skipped.into_iter().map(SkippedRecord::from));
                     for r in batch.records {
                         if duplicate.is_some() {
                             continue;
                         }
-                        let position = written + pending.len() as u64;
-                        match ids.entry(r.record.id.as_str().into()) {
-                            std::collections::hash_map::Entry::Occupied(first) => {
-                                let first = *first.get();
-                                let first = match first.checked_sub(written) {
-                                    Some(i) => FirstSeen::Read(pending[i as usize].locator.clone()),
-                                    None => FirstSeen::Written(first),
-                                };
-                                duplicate = Some((r.record.id.as_str().into(), first, r.locator));
-                                continue;
-                            }
-                            std::collections::hash_map::Entry::Vacant(slot) => {
-                                slot.insert(position);
-                            }
+                        if let Some(found) = first_seen(&mut ids, &r, written, &pending) {
+                            duplicate = Some((r.record.id.as_str().into(), found, r.locator));
+                            continue;
                         }
                         pending.push(r);
                         if pending.len() == per_segment {
@@ -245,35 +266,21 @@ impl Index {
         // The writer's error first: it stopped the reading.
         wrote?;
         read?;
-        if let Some((id, first, second)) = duplicate {
-            let first = match first {
-                FirstSeen::Read(locator) => locator,
-                FirstSeen::Written(position) => writer.locator(
-                    (position / per_segment as u64) as usize,
-                    (position % per_segment as u64) as u32,
-                )?,
-            };
-            return Err(Error::DuplicateId {
-                id: id.into(),
-                first,
-                second,
-            });
+        if let Some(duplicate) = duplicate {
+            return Err(duplicate_error(&writer, per_segment, duplicate)?);
         }
         drop(pending);
         let (manifest, terms) = writer.commit()?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        Ok(BuildReport {
-            index: dir.to_path_buf(),
-            records: written as usize,
+        Ok(BuildReport::of(
+            dir,
+            &manifest,
+            written as usize,
             skipped,
             terms,
-            generation: manifest.generation,
-            stem: options.stem,
-            bytes: manifest.segment_bytes(),
-            dropped_recorded: 0,
-        })
+        ))
     }
 
     /// Builds a new index generation in `dir` from already validated records, replacing what
@@ -313,14 +320,8 @@ impl Index {
             bar.finish_and_clear();
         }
         Ok(BuildReport {
-            index: dir.to_path_buf(),
-            records: records.len(),
-            skipped: Vec::new(),
-            terms,
-            generation: manifest.generation,
-            stem,
-            bytes: manifest.segment_bytes(),
             dropped_recorded,
+            ..BuildReport::of(dir, &manifest, records.len(), Vec::new(), terms)
         })
     }
 
@@ -369,7 +370,7 @@ impl Index {
         };
         // Replaying the log reads ids, facets and columns: damage found there degrades too.
         let replayed = match damage {
-            None => Overlay::replay(&log.entries, &segments, log.valid_len, manifest.stem),
+            None => Overlay::replay(&log.entries, &segments, log.valid_len),
             Some(error) => Err(error),
         };
         let segment_failed = segments.len() < manifest.segments.len();
@@ -384,7 +385,7 @@ impl Index {
                     .map_err(|e| no_scan_possible(e, Some(&error)))?;
                 segments.clear();
                 (
-                    Overlay::replay(&log.entries, &[], log.valid_len, manifest.stem)?,
+                    Overlay::replay(&log.entries, &[], log.valid_len)?,
                     Some((stores, error)),
                 )
             }
@@ -412,6 +413,8 @@ impl Index {
             generation_key,
             overlay,
             superseders: OnceLock::new(),
+            config_stamp: config::config_stamp(dir),
+            config: IndexConfig::load(dir),
         })
     }
 
@@ -471,71 +474,13 @@ impl Index {
     }
 
     /// The notice of a search over a damaged log.
-    fn log_damage_notice(&self) -> Option<String> {
+    pub(crate) fn log_damage_notice(&self) -> Option<String> {
         self.log_damage().map(|damage| {
             format!(
                 "record log damaged, answered from every sound entry: {damage}; run `reliora \
                  salvage` to rebuild every intact record into a new generation"
             )
         })
-    }
-
-    /// Runs one search (SPEC §3–7).
-    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        let request = &*crate::search::settings::with_index_config(&self.dir, request)?;
-        let log_notice = self.log_damage_notice();
-        if request.backend == Backend::Scan {
-            let degraded = log_notice.is_some();
-            return self.scan_search(request, degraded, log_notice.into_iter().collect());
-        }
-        if let Some((_, error)) = &self.damage {
-            if request.backend == Backend::Index {
-                return Err(Error::corrupt(
-                    self.dir.clone(),
-                    format!("the index cannot be used (--backend index): {error}"),
-                ));
-            }
-            let notice = format!("index damaged, scanned the stored records instead: {error}");
-            let notices = std::iter::once(notice).chain(log_notice).collect();
-            return self.scan_search(request, true, notices);
-        }
-        let context = Context {
-            analyzer: &self.analyzer,
-            generation: &self.generation_key,
-            degraded: log_notice.is_some(),
-            notices: log_notice.iter().cloned().collect(),
-        };
-        match execute(&IndexSource { index: self }, request, context) {
-            Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
-                let notice = format!("index damaged, scanned the stored records instead: {error}");
-                let notices = std::iter::once(notice).chain(log_notice).collect();
-                self.scan_search(request, true, notices)
-            }
-            other => other,
-        }
-    }
-
-    fn scan_search(
-        &self,
-        request: &SearchRequest,
-        degraded: bool,
-        notices: Vec<String>,
-    ) -> Result<SearchResponse> {
-        let records = self
-            .all_records()
-            .map_err(|e| match (degraded, &self.damage) {
-                (false, _) => e,
-                (true, Some((_, first))) => no_scan_possible(e, Some(first)),
-                (true, None) => no_scan_possible(e, None),
-            })?;
-        let source = ScanSource::new(records, self.manifest.stem);
-        let context = Context {
-            analyzer: &self.analyzer,
-            generation: &self.generation_key,
-            degraded,
-            notices,
-        };
-        execute(&source, request, context)
     }
 
     fn stores(&self) -> Vec<&Store> {
@@ -750,6 +695,60 @@ impl Index {
     }
 }
 
+/// The error of the id a streaming build met twice (the second time at `second`).
+fn duplicate_error(
+    writer: &writer::GenerationWriter<'_>,
+    per_segment: usize,
+    (id, first, second): (Box<str>, FirstSeen, String),
+) -> Result<Error> {
+    let first = match first {
+        FirstSeen::Read(locator) => locator,
+        FirstSeen::Written(at) => writer.locator(
+            (at / per_segment as u64) as usize,
+            (at % per_segment as u64) as u32,
+        )?,
+    };
+    Ok(Error::DuplicateId {
+        id: id.into(),
+        first,
+        second,
+    })
+}
+
+/// The progress spinner of a streaming build.
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} indexing {pos} records {elapsed}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// Notes the id of `r`, the next record of a build after `written` records handed to the
+/// segment writer and those `pending`; returns where the id was first seen when it was.
+fn first_seen(
+    ids: &mut HashMap<Box<str>, u64>,
+    r: &SourcedRecord,
+    written: u64,
+    pending: &[SourcedRecord],
+) -> Option<FirstSeen> {
+    let position = written + pending.len() as u64;
+    match ids.entry(r.record.id.as_str().into()) {
+        std::collections::hash_map::Entry::Occupied(first) => {
+            let first = *first.get();
+            Some(match first.checked_sub(written) {
+                Some(i) => FirstSeen::Read(pending[i as usize].locator.clone()),
+                None => FirstSeen::Written(first),
+            })
+        }
+        std::collections::hash_map::Entry::Vacant(slot) => {
+            slot.insert(position);
+            None
+        }
+    }
+}
+
 /// What a build may do in `dir`: a new or empty directory, or an index that holds no record
 /// written by `record` (with `replace`, any index: returns how many such records it drops).
 /// A non-empty directory that is not an index is refused, as is an index whose manifest is
@@ -816,7 +815,7 @@ fn check_build_target(dir: &Path, replace: bool) -> Result<u64> {
 
 /// Marks damage to the stored records themselves: with them unreadable there is nothing to
 /// scan, so the error says so (and what made the scan necessary, if anything did).
-fn no_scan_possible(error: Error, first: Option<&Error>) -> Error {
+pub(crate) fn no_scan_possible(error: Error, first: Option<&Error>) -> Error {
     match error {
         Error::Corrupt { file, problem } => {
             let cause = first

@@ -14,7 +14,6 @@ use crate::error::Result;
 use crate::format::codec::{LogEntry, StoredRecord};
 use crate::index::segment::Segment;
 use crate::record::Feedback;
-use crate::search::scan::ScanSource;
 
 /// The log's changes, resolved against the segments.
 #[derive(Default)]
@@ -36,11 +35,8 @@ pub(crate) struct Overlay {
     pub entries: usize,
     /// Bytes of sound log.
     pub bytes: u64,
-    /// The log's records as a scan source, for the statistics profiles need (built on first use).
-    log_scan: OnceLock<ScanSource>,
     /// How many dead segment records name each entity (lowercased), built on first use.
     dead_entities: OnceLock<Result<HashMap<String, u64>, String>>,
-    stem: bool,
 }
 
 enum Version {
@@ -57,7 +53,6 @@ impl Overlay {
         entries: &[(u64, LogEntry)],
         segments: &[Segment],
         bytes: u64,
-        stem: bool,
     ) -> Result<Overlay> {
         let count = entries.len();
         let mut versions: HashMap<String, Version> = HashMap::new();
@@ -89,7 +84,6 @@ impl Overlay {
             feedback_docs: vec![HashMap::new(); segments.len()],
             entries: count,
             bytes,
-            stem,
             ..Overlay::default()
         };
         let mut live_log: Vec<usize> = Vec::new();
@@ -124,12 +118,6 @@ impl Overlay {
             overlay.records.push(stored);
         }
         Ok(overlay)
-    }
-
-    /// The log's live records as a scan source (segment 0 of it is the log).
-    pub fn log_scan(&self) -> &ScanSource {
-        self.log_scan
-            .get_or_init(|| ScanSource::new(self.records.clone(), self.stem))
     }
 
     /// How many dead records of `segments` name `entity` (lowercased) in their `entities`.

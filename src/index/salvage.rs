@@ -91,51 +91,10 @@ pub fn salvage(dir: &Path, stem: bool) -> Result<SalvageReport> {
         }
     }
     let segment_records = live.len();
-    let mut log_entries = 0;
-    if let Some(log) = &source.log {
-        let path = dir.join(log);
-        // Every sound entry, those after the committed length included (a write whose command
-        // never returned: keeping it is what retrying it would have done); what the committed
-        // length says is reported.
-        if let Ok(m) = &manifest {
-            match read_log(&path, m.log_key()) {
-                Ok(acknowledged) => unreadable.extend(
-                    acknowledged
-                        .damage
-                        .iter()
-                        .filter(|d| d.len == 0)
-                        .map(|d| format!("{}: {}", path.display(), d.problem)),
-                ),
-                Err(error) => unreadable.push(error.to_string()),
-            }
-        }
-        let read = read_any_log(&path).and_then(|contents| match &manifest {
-            Ok(m) if contents.log_id != m.log_key() => Err(crate::Error::corrupt(
-                &path,
-                "the record log belongs to another index or generation; its entries were not \
-                 salvaged",
-            )),
-            _ => Ok(contents),
-        });
-        match read {
-            Ok(contents) => {
-                unreadable.extend(contents.damage.iter().map(|d| {
-                    format!(
-                        "{}: {} bytes at offset {}: {}",
-                        path.display(),
-                        d.len,
-                        d.offset,
-                        d.problem
-                    )
-                }));
-                log_entries = contents.entries.len();
-                for (_, entry) in contents.entries {
-                    live.apply(entry);
-                }
-            }
-            Err(error) => unreadable.push(error.to_string()),
-        }
-    }
+    let log_entries = match &source.log {
+        Some(log) => salvage_log(dir, log, &manifest, &mut live, &mut unreadable),
+        None => 0,
+    };
 
     let records = live.into_records();
     // Salvage leaves the files it read in place: the new generation deletes nothing.
@@ -155,6 +114,61 @@ pub fn salvage(dir: &Path, stem: bool) -> Result<SalvageReport> {
         unreadable,
         left_in_place,
     })
+}
+
+/// Replays every sound entry of the record log `log` into `live`, noting what could not be
+/// read; returns how many entries it read.
+fn salvage_log(
+    dir: &Path,
+    log: &str,
+    manifest: &Result<Manifest>,
+    live: &mut Replay,
+    unreadable: &mut Vec<String>,
+) -> usize {
+    let mut log_entries = 0;
+    let path = dir.join(log);
+    // Every sound entry, those after the committed length included (a write whose command
+    // never returned: keeping it is what retrying it would have done); what the committed
+    // length says is reported.
+    if let Ok(m) = &manifest {
+        match read_log(&path, m.log_key()) {
+            Ok(acknowledged) => unreadable.extend(
+                acknowledged
+                    .damage
+                    .iter()
+                    .filter(|d| d.len == 0)
+                    .map(|d| format!("{}: {}", path.display(), d.problem)),
+            ),
+            Err(error) => unreadable.push(error.to_string()),
+        }
+    }
+    let read = read_any_log(&path).and_then(|contents| match &manifest {
+        Ok(m) if contents.log_id != m.log_key() => Err(crate::Error::corrupt(
+            &path,
+            "the record log belongs to another index or generation; its entries were not \
+             salvaged",
+        )),
+        _ => Ok(contents),
+    });
+    match read {
+        Ok(contents) => {
+            unreadable.extend(contents.damage.iter().map(|d| {
+                format!(
+                    "{}: {} bytes at offset {}: {}",
+                    path.display(),
+                    d.len,
+                    d.offset,
+                    d.problem
+                )
+            }));
+            log_entries = contents.entries.len();
+            for (_, entry) in contents.entries {
+                live.apply(entry);
+            }
+        }
+        Err(error) => unreadable.push(error.to_string()),
+    }
+    log_entries
 }
 
 /// The segments and log to salvage from.

@@ -1,4 +1,5 @@
-//! The write path: `record`, `feedback`, `delete`, `compact` and the generations `build` writes.
+//! The write path: appending `record`, `feedback` and `delete` to the log, `compact`, and the
+//! generations `build` writes. (`crate::handle::writer` adds the duplicate warnings of `record`.)
 //!
 //! One writer at a time, across processes, holds an OS lock on `LOCK` in the index directory.
 //! A change is appended to the record log and synced before the call returns, so it is durable
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::format::codec::{LogEntry, StoredRecord};
 use crate::format::footer::FORMAT_VERSION;
 use crate::format::fsio;
@@ -25,16 +26,12 @@ use crate::index::files;
 use crate::index::merge::merge_segments;
 use crate::index::Index;
 use crate::record::{Feedback, Outcome, Record, SourcedRecord};
-use crate::search::request::SearchRequest;
-use crate::search::standard::MatchLevel;
-use crate::text::{self, TextAnalyzer};
+use crate::text::TextAnalyzer;
 
 /// The log is compacted automatically once it holds this many entries…
 pub const COMPACT_AFTER_ENTRIES: usize = 1000;
 /// …or this many bytes.
 pub const COMPACT_AFTER_BYTES: u64 = 8 << 20;
-/// How many duplicate warnings `record` returns at most.
-pub const MAX_WARNINGS: usize = 3;
 
 /// The exclusive writer lock of an index directory, released on drop.
 pub struct WriterLock {
@@ -74,43 +71,6 @@ impl Drop for WriterLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
     }
-}
-
-/// A similar live record found when recording (SPEC §8).
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DuplicateWarning {
-    /// Always `SIMILAR_EXPERIENCE_FOUND`.
-    pub code: &'static str,
-    /// The similar record's id.
-    pub id: String,
-    /// Its locator.
-    pub locator: String,
-    /// strong or moderate.
-    pub match_level: MatchLevel,
-    /// Its score in the duplicate search.
-    pub score: f64,
-    /// Its title; `null` when it has none.
-    pub title: Option<String>,
-}
-
-/// What `record` did.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecordReport {
-    /// The record's id (given or derived).
-    pub id: String,
-    /// Its position in the log.
-    pub locator: String,
-    /// Whether it replaced a live record with the same id.
-    pub replaced: bool,
-    /// Up to three similar records; they never block the save.
-    pub warnings: Vec<DuplicateWarning>,
-    /// Set when the automatic compaction after the save failed; the save itself stands.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<String>,
 }
 
 /// What `feedback` did.
@@ -209,18 +169,41 @@ fn create_empty(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Adds or replaces one record (SPEC §8). Durable when this returns. A damaged index is
-/// refused (`index_damaged`, naming `reliora salvage`), never repaired by deletion.
-pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
-    record_unless_damaged(dir, record).map_err(refuse_write)
+/// A record appended to the log by [`record_with`].
+pub(crate) struct Appended<W> {
+    /// The record's id.
+    pub id: String,
+    /// Its position in the log.
+    pub locator: String,
+    /// Whether it replaced a live record with the same id.
+    pub replaced: bool,
+    /// What the caller's check found before the write.
+    pub checked: W,
+    /// Set when the automatic compaction after the save failed; the save itself stands.
+    pub compaction: Option<String>,
 }
 
-fn record_unless_damaged(dir: &Path, record: Record) -> Result<RecordReport> {
+/// Adds or replaces one record (SPEC §8). Durable when this returns. `check` runs first, under
+/// the writer lock, on the index as it was before the write (the duplicate warnings). A damaged
+/// index is refused (`index_damaged`, naming `reliora salvage`), never repaired by deletion.
+pub(crate) fn record_with<W>(
+    dir: &Path,
+    record: Record,
+    check: impl FnOnce(&Index, &Record) -> Result<W>,
+) -> Result<Appended<W>> {
+    record_unless_damaged(dir, record, check).map_err(refuse_write)
+}
+
+fn record_unless_damaged<W>(
+    dir: &Path,
+    record: Record,
+    check: impl FnOnce(&Index, &Record) -> Result<W>,
+) -> Result<Appended<W>> {
     files::create_index_dir(dir)?;
     let _lock = WriterLock::acquire(dir)?;
     let index = open_for_write(dir)?;
     let replaced = index.live_record(&record.id)?.is_some();
-    let warnings = duplicate_warnings(&index, &record)?;
+    let checked = check(&index, &record)?;
     let manifest = index.manifest();
     let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.log_key())?;
     let locator = format!("{}@{}", manifest.log, log.position());
@@ -229,12 +212,12 @@ fn record_unless_damaged(dir: &Path, record: Record) -> Result<RecordReport> {
         record,
         locator: locator.clone(),
     })))?;
-    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
-    Ok(RecordReport {
+    let compaction = compact_if_due(dir, log.position(), index.log_entries() + 1);
+    Ok(Appended {
         id,
         locator,
         replaced,
-        warnings,
+        checked,
         compaction,
     })
 }
@@ -260,7 +243,7 @@ fn feedback_unless_damaged(dir: &Path, id: &str, outcome: Outcome) -> Result<Fee
         outcome,
     })?;
     counts.add(outcome);
-    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
+    let compaction = compact_if_due(dir, log.position(), index.log_entries() + 1);
     Ok(FeedbackReport {
         id: id.to_string(),
         outcome: outcome.as_str(),
@@ -284,7 +267,7 @@ fn delete_unless_damaged(dir: &Path, id: &str) -> Result<DeleteReport> {
     let manifest = index.manifest();
     let (mut log, _) = LogAppender::open(&dir.join(&manifest.log), manifest.log_key())?;
     log.append(&LogEntry::Delete { id: id.to_string() })?;
-    let compaction = compact_if_due(dir, log.position(), index.overlay.entries + 1);
+    let compaction = compact_if_due(dir, log.position(), index.log_entries() + 1);
     Ok(DeleteReport {
         id: id.to_string(),
         deleted: true,
@@ -352,7 +335,7 @@ fn compact_locked(dir: &Path) -> Result<CompactReport> {
         // The damaged entries' records would be lost with the log.
         return Err(refuse_write(damage));
     }
-    let log_entries = index.overlay.entries;
+    let log_entries = index.log_entries();
     let records: Vec<SourcedRecord> = index
         .all_records()
         .map_err(refuse_write)?
@@ -560,184 +543,4 @@ fn next_generation(dir: &Path, previous: Option<&Manifest>) -> Result<u64> {
             "the generation number cannot grow any further",
         )
     })
-}
-
-/// SPEC §8: the first three strong or moderate records similar to `record`.
-fn duplicate_warnings(index: &Index, record: &Record) -> Result<Vec<DuplicateWarning>> {
-    let query = format!(
-        "{} {} {}",
-        record.title.as_deref().unwrap_or(""),
-        record.tags.join(" "),
-        record.problems.first().map_or("", String::as_str)
-    );
-    let mut excluded = vec![record.id.clone()];
-    excluded.extend(record.supersedes.clone());
-    let mut limit = 50;
-    loop {
-        let mut request = SearchRequest::new(query.clone());
-        request.limit = limit;
-        request.exclude_ids = excluded.clone();
-        let response = match index.search(&request) {
-            Ok(r) => r,
-            Err(e) if e.code() == ErrorCode::EmptyQuery => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
-        let mut warnings = Vec::new();
-        for result in &response.results {
-            let other = index.get(&result.id)?.record;
-            let level = duplicate_level(record, &other, result.match_level, &index.analyzer);
-            if matches!(level, MatchLevel::Strong | MatchLevel::Moderate) {
-                warnings.push(DuplicateWarning {
-                    code: "SIMILAR_EXPERIENCE_FOUND",
-                    id: result.id.clone(),
-                    locator: result.locator.clone(),
-                    match_level: level,
-                    score: result.score,
-                    title: result.title.clone(),
-                });
-                if warnings.len() == MAX_WARNINGS {
-                    return Ok(warnings);
-                }
-            }
-        }
-        if response.results.len() >= response.counts.candidates {
-            return Ok(warnings);
-        }
-        limit *= 4;
-    }
-}
-
-/// The level of a duplicate candidate (SPEC §8): equal title, solution and applicability make it
-/// strong; otherwise a strong one sharing no token of project context and applicability with the
-/// new record is only moderate.
-pub(crate) fn duplicate_level(
-    new: &Record,
-    other: &Record,
-    level: MatchLevel,
-    analyzer: &TextAnalyzer,
-) -> MatchLevel {
-    let same = |a: Option<&str>, b: Option<&str>| {
-        text::phrase(a.unwrap_or("")) == text::phrase(b.unwrap_or(""))
-    };
-    // Equality needs something to be equal: one of the three non-blank on the new record.
-    let compared = [&new.title, &new.solution, &new.applicability];
-    let something = compared
-        .iter()
-        .any(|t| t.as_deref().is_some_and(|t| !t.trim().is_empty()));
-    if something
-        && same(new.title.as_deref(), other.title.as_deref())
-        && same(new.solution.as_deref(), other.solution.as_deref())
-        && same(new.applicability.as_deref(), other.applicability.as_deref())
-    {
-        return MatchLevel::Strong;
-    }
-    if level == MatchLevel::Strong {
-        let context_tokens = |r: &Record| -> Vec<String> {
-            let text = format!(
-                "{} {}",
-                r.project_context.as_deref().unwrap_or(""),
-                r.applicability.as_deref().unwrap_or("")
-            );
-            analyzer
-                .tokens(&text, text::route(&text))
-                .into_iter()
-                .map(|t| t.text)
-                .collect()
-        };
-        let ours = context_tokens(new);
-        if !context_tokens(other).iter().any(|t| ours.contains(t)) {
-            return MatchLevel::Moderate;
-        }
-    }
-    level
-}
-
-/// The write side of an index directory: `record`, `feedback`, `delete` and `compact` (SPEC §8)
-/// as methods.
-///
-/// A writer holds no lock and no open file: each call takes the directory's writer lock, appends
-/// and syncs, and returns once the change is durable and visible to every later search, from
-/// any process. Any number of writers, in any number of processes, may share a directory.
-///
-/// # Example
-///
-/// ```
-/// use reliora::record::Outcome;
-/// use reliora::{Searcher, SearchRequest, Writer};
-/// use serde_json::json;
-///
-/// let dir = tempfile::tempdir()?;
-/// let writer = Writer::new(dir.path());
-/// let report = writer.record_json(&json!({
-///     "id": "ci-1",
-///     "title": "Docker layer cache misses on every CI run",
-///     "solution": "Copy the lockfile and fetch dependencies before copying the sources.",
-///     "tags": ["docker", "ci"],
-/// }))?;
-/// assert_eq!((report.id.as_str(), report.replaced), ("ci-1", false));
-///
-/// let feedback = writer.feedback("ci-1", Outcome::Success)?;
-/// assert_eq!(feedback.feedback.success, 1);
-///
-/// let searcher = Searcher::new(dir.path());
-/// let response = searcher.search(&SearchRequest::new("docker cache"))?;
-/// assert_eq!(response.results[0].id, "ci-1");
-///
-/// writer.delete("ci-1")?;
-/// assert!(searcher.search(&SearchRequest::new("docker cache"))?.results.is_empty());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct Writer {
-    dir: PathBuf,
-}
-
-impl Writer {
-    /// A writer for the index in `dir`. Nothing is read or created until a write: `record`
-    /// into a directory without an index creates one.
-    pub fn new(dir: impl Into<PathBuf>) -> Writer {
-        Writer { dir: dir.into() }
-    }
-
-    /// The index directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Adds or replaces (same id) one validated record; reports up to three similar records
-    /// as warnings, which never block the save.
-    pub fn record(&self, record: Record) -> Result<RecordReport> {
-        self::record(&self.dir, record)
-    }
-
-    /// Validates a record given as a JSON object (SPEC §1) and records it. An invalid one is
-    /// [`Error::InvalidRecord`] (code `invalid_record`) located at `record`.
-    pub fn record_json(&self, value: &serde_json::Value) -> Result<RecordReport> {
-        let record = Record::from_json(value).map_err(|source| Error::InvalidRecord {
-            locator: "record".to_string(),
-            source,
-        })?;
-        self.record(record)
-    }
-
-    /// Adds one outcome to a live record's feedback; `not_found` when there is no such record.
-    pub fn feedback(&self, id: &str, outcome: Outcome) -> Result<FeedbackReport> {
-        self::feedback(&self.dir, id, outcome)
-    }
-
-    /// Removes a live record from every later search and export; `not_found` when there is no
-    /// such record.
-    pub fn delete(&self, id: &str) -> Result<DeleteReport> {
-        self::delete(&self.dir, id)
-    }
-
-    /// Folds the record log into a new generation; results are unchanged.
-    pub fn compact(&self) -> Result<CompactReport> {
-        self::compact(&self.dir)
-    }
-
-    /// Creates an empty index unless the directory holds one; returns whether it did.
-    pub fn create_if_missing(&self) -> Result<bool> {
-        self::create_if_missing(&self.dir)
-    }
 }

@@ -62,7 +62,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::index::writer::Writer;
+use crate::handle::writer::Writer;
 use tools::Memory;
 
 /// What the server tells an agent when it connects: when to search and when to record.

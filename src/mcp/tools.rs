@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::schema;
 use crate::error::{Error, ErrorCode, Result};
-use crate::index::searcher::Searcher;
-use crate::index::writer::Writer;
+use crate::handle::searcher::Searcher;
+use crate::handle::writer::Writer;
 use crate::record::input::FieldMap;
 use crate::record::{parse_record_text, Outcome};
 use crate::search::request::SearchRequest;

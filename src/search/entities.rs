@@ -17,7 +17,7 @@
 
 use std::collections::HashSet;
 
-use crate::search::settings::EntitySettings;
+use crate::settings::EntitySettings;
 use crate::text::{contains_cjk, is_cjk_char, is_stop_word};
 
 /// The shortest CJK substring the lookup sampler tries.

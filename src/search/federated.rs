@@ -27,10 +27,10 @@ use sha2::{Digest, Sha256};
 use crate::error::Result;
 use crate::index::Index;
 use crate::record::Timestamp;
-use crate::search::apply_token_budget;
+use crate::search::post_steps::apply_token_budget;
 use crate::search::request::SearchRequest;
 use crate::search::response::{Counts, SearchResponse, SearchResult};
-use crate::search::settings::{FederationSettings, Settings};
+use crate::settings::{FederationSettings, Settings};
 
 /// One fused result.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +90,60 @@ pub fn map_score(fused: f64, best: f64, s: &FederationSettings) -> Option<f64> {
     Some(s.ceiling - (s.ceiling - s.floor) * (1.0 - fused / best))
 }
 
+/// The breakdown of a fused result: its fused score, its rank in each index, and its score and
+/// breakdown in the index it is shown from.
+fn fused_breakdown(
+    indexes: &[(String, &Index)],
+    f: &Fused<'_>,
+    original: &SearchResult,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut breakdown = serde_json::Map::new();
+    breakdown.insert("rrf".into(), f.fused.into());
+    breakdown.insert(
+        "ranks".into(),
+        serde_json::Value::Object(
+            indexes
+                .iter()
+                .zip(&f.ranks)
+                .filter_map(|((name, _), rank)| rank.map(|r| (name.clone(), r.into())))
+                .collect(),
+        ),
+    );
+    breakdown.insert("indexScore".into(), original.score.into());
+    breakdown.insert(
+        "indexBreakdown".into(),
+        serde_json::Value::Object(original.score_breakdown.clone()),
+    );
+    breakdown
+}
+
+/// Hashes each index's name and fingerprint, the federation settings and the options applied
+/// after fusion.
+fn federated_fingerprint(
+    indexes: &[(String, &Index)],
+    responses: &[SearchResponse],
+    settings: &FederationSettings,
+    request: &SearchRequest,
+) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"federated\0");
+    for ((name, _), r) in indexes.iter().zip(responses) {
+        for part in [name.as_str(), r.fingerprint.as_str()] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    hasher.update(serde_json::to_vec(settings).expect("settings serialize"));
+    hasher.update(format!(
+        "{:?}|{:?}|{}",
+        request.min_score, request.token_budget, request.limit
+    ));
+    hasher.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Searches every `(name, index)` and fuses their rankings.
 pub fn search_federated(
     indexes: &[(String, &Index)],
@@ -131,23 +185,7 @@ pub fn search_federated(
         let (name, _) = &indexes[f.best_index];
         let rank = f.ranks[f.best_index].expect("the best ranking holds it");
         let original = &responses[f.best_index].results[rank - 1];
-        let mut breakdown = serde_json::Map::new();
-        breakdown.insert("rrf".into(), f.fused.into());
-        breakdown.insert(
-            "ranks".into(),
-            serde_json::Value::Object(
-                indexes
-                    .iter()
-                    .zip(&f.ranks)
-                    .filter_map(|((name, _), rank)| rank.map(|r| (name.clone(), r.into())))
-                    .collect(),
-            ),
-        );
-        breakdown.insert("indexScore".into(), original.score.into());
-        breakdown.insert(
-            "indexBreakdown".into(),
-            serde_json::Value::Object(original.score_breakdown.clone()),
-        );
+        let breakdown = fused_breakdown(indexes, f, original);
         results.push(SearchResult {
             score: mapped,
             normalized_score: mapped,
@@ -175,23 +213,7 @@ pub fn search_federated(
         counts.weak += r.counts.weak;
         counts.filtered += r.counts.filtered;
     }
-    let mut hasher = Sha256::new();
-    hasher.update(b"federated\0");
-    for ((name, _), r) in indexes.iter().zip(&responses) {
-        for part in [name.as_str(), r.fingerprint.as_str()] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
-    }
-    hasher.update(serde_json::to_vec(settings).expect("settings serialize"));
-    hasher.update(format!(
-        "{:?}|{:?}|{}",
-        request.min_score, request.token_budget, request.limit
-    ));
-    let fingerprint = hasher.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let fingerprint = federated_fingerprint(indexes, &responses, settings, request);
 
     let explain = responses
         .iter()

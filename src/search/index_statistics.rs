@@ -12,18 +12,17 @@ use crate::index::Index;
 use crate::schema::GROUP_COUNT;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::query::PreparedQuery;
-use crate::search::{DocRef, ExactPostings, RecordValues};
+use crate::search::{scan_statistics, DocRef, ExactPostings, RecordValues};
 use crate::text::Analyzer;
 
 /// The column values of `doc`.
 pub(crate) fn values(index: &Index, doc: DocRef) -> Result<RecordValues<'_>> {
-    if doc.segment as usize == index.segments.len() {
-        return Ok(index.overlay.log_scan().scan_values(DocRef {
-            segment: 0,
-            doc: doc.doc,
-        }));
+    let segments = index.segments();
+    if doc.segment as usize == segments.len() {
+        let record = &index.log_records()[doc.doc as usize].record;
+        return Ok(scan_statistics::record_values(record, index.analyzer()));
     }
-    let row = index.segments[doc.segment as usize].columns.row(doc.doc)?;
+    let row = segments[doc.segment as usize].columns.row(doc.doc)?;
     Ok(RecordValues {
         salience: row.salience,
         decay_factor: row.decay_factor,
@@ -38,8 +37,8 @@ pub(crate) fn values(index: &Index, doc: DocRef) -> Result<RecordValues<'_>> {
 /// O(log)), and the log's own records added.
 pub(crate) fn collection(index: &Index) -> Result<Collection> {
     let mut collection = Collection::default();
-    for (s, segment) in index.segments.iter().enumerate() {
-        let dead = &index.overlay.dead[s];
+    for (s, segment) in index.segments().iter().enumerate() {
+        let dead = index.dead(s);
         collection.live += u64::from(segment.len()) - dead.len();
         for (sum, add) in collection
             .group_length_sums
@@ -55,7 +54,7 @@ pub(crate) fn collection(index: &Index) -> Result<Collection> {
             }
         }
     }
-    let log = index.overlay.log_scan().scan_collection();
+    let log = scan_statistics::collection(index.log_records(), index.analyzer());
     collection.live += log.live;
     for (sum, add) in collection
         .group_length_sums
@@ -77,10 +76,10 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
             keys.push([token.text.as_bytes(), &[STOP_MARKER]].concat());
         }
         let mut postings = ExactPostings::default();
-        for (s, segment) in index.segments.iter().enumerate() {
+        for (s, segment) in index.segments().iter().enumerate() {
             let file = segment.postings.file();
             let mut per_doc: BTreeMap<u32, [u32; GROUP_COUNT]> = BTreeMap::new();
-            let dead = &index.overlay.dead[s];
+            let dead = index.dead(s);
             for key in &keys {
                 let Some(term) = segment.terms.get(key)? else {
                     continue;
@@ -108,20 +107,17 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
         }
         out.push(postings);
     }
-    if !index.overlay.records.is_empty() {
-        let log_segment = index.segments.len() as u32;
-        let from_log = index.overlay.log_scan().scan_exact_postings(query);
+    if !index.log_records().is_empty() {
+        let log_segment = index.segments().len() as u32;
+        let from_log = scan_statistics::exact_postings(
+            index.log_records(),
+            index.analyzer(),
+            query,
+            log_segment,
+        );
         for (postings, log) in out.iter_mut().zip(from_log) {
             postings.df += log.df;
-            postings.docs.extend(log.docs.into_iter().map(|(doc, tf)| {
-                (
-                    DocRef {
-                        segment: log_segment,
-                        doc: doc.doc,
-                    },
-                    tf,
-                )
-            }));
+            postings.docs.extend(log.docs);
         }
     }
     Ok(out)
@@ -131,14 +127,11 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
 /// Records the log replaced or deleted do not count; the log's own records do.
 pub(crate) fn entity_known(index: &Index, name: &str) -> Result<bool> {
     let mut naming = 0u64;
-    for segment in &index.segments {
+    for segment in index.segments() {
         naming += segment.entities.get(name.as_bytes())?.unwrap_or(0);
     }
-    if naming > 0 && index.overlay.dead.iter().any(|d| !d.is_empty()) {
-        naming -= index
-            .overlay
-            .dead_naming(&index.segments, name)?
-            .min(naming);
+    if naming > 0 && index.any_dead() {
+        naming -= index.dead_naming(name)?.min(naming);
     }
-    Ok(naming > 0 || index.overlay.log_scan().scan_entity_known(name))
+    Ok(naming > 0 || scan_statistics::entity_known(index.log_records(), name))
 }

@@ -20,9 +20,9 @@ use crate::search::profiles::recency::{self, RecencyInput, RecencyScore};
 use crate::search::profiles::rerank::{Features, RerankWeights};
 use crate::search::query::PreparedQuery;
 use crate::search::request::{Profile, SearchRequest};
-use crate::search::settings::{Bm25fVariant, Settings};
 use crate::search::standard::{self, MatchLevel, Relevance};
 use crate::search::{sort_by_score, DocRef, Hit, Source};
+use crate::settings::{Bm25fVariant, Settings};
 
 /// What the profile computed for a candidate, for its breakdown.
 #[derive(Debug, Clone)]

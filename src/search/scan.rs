@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::search::filters::Filters;
-use crate::search::index_source::record_has_phrase;
+use crate::search::matching::record_has_phrase;
 use crate::search::query::{token_matches, PreparedQuery};
 use crate::search::{standard, DocRef, Hit, Matched, Source, TokenGroups};
 use crate::text::{IndexToken, TextAnalyzer};

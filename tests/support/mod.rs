@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use reliora::index::writer;
+use reliora::handle::writer;
 use reliora::record::{Outcome, Record, SourcedRecord};
 use reliora::{Index, SearchRequest};
 use serde_json::{json, Value};

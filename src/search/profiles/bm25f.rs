@@ -96,7 +96,7 @@ pub fn term_weight(
 }
 
 /// `Σ_q idf(q) × w / (k + w)` over (idf, w) pairs in query order, `k` the saturation
-/// constant ([`Bm25fSettings::saturation_constant`](crate::search::settings::Bm25fSettings::saturation_constant)).
+/// constant ([`Bm25fSettings::saturation_constant`](crate::settings::Bm25fSettings::saturation_constant)).
 pub fn score(terms: impl IntoIterator<Item = (f64, f64)>, k: f64) -> f64 {
     terms
         .into_iter()
@@ -121,7 +121,7 @@ pub fn breakdown(bm25f: f64, feedback: f64) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::settings::Bm25fSettings;
+    use crate::settings::Bm25fSettings;
 
     #[test]
     fn idf_table() {
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn the_saturation_is_k1_in_classic_and_scales_with_length_in_adaptive() {
-        use crate::search::settings::Bm25fVariant;
+        use crate::settings::Bm25fVariant;
         let classic = Bm25fSettings {
             variant: Bm25fVariant::Classic,
             ..Bm25fSettings::default()

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::record::Feedback;
 use crate::search::profiles::clamp;
-use crate::search::settings::{Condition, DecaySettings};
+use crate::settings::{Condition, DecaySettings};
 
 /// What the decay formulas need to know about one candidate.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,7 +189,7 @@ pub fn breakdown(s: &DecayScore) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::settings::{Adjustment, Operation};
+    use crate::settings::{Adjustment, Operation};
 
     fn input(memory_type: &str, age: Option<f64>, salience: f64, entity: bool) -> DecayInput<'_> {
         DecayInput {

@@ -10,6 +10,7 @@ pub mod bm25f;
 pub mod decay;
 pub mod recency;
 pub mod rerank;
+pub mod standard;
 
 /// The age in days of a record created at `created` (unix seconds, nanoseconds), measured from
 /// `now`: a real number clamped at 0; `None` when the creation time is unknown (SPEC §5).

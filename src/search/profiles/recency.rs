@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::search::settings::RecencySettings;
+use crate::settings::RecencySettings;
 
 /// What the recency formula needs to know about one candidate.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -69,42 +69,17 @@
 //! is exactly one of `add`, `subtract` or `multiply`. A test on age is false when the age is
 //! unknown.
 
-use std::borrow::Cow;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::search::request::SearchRequest;
 
 /// The settings file read from an index directory when a search names no `--config`.
 pub const CONFIG_FILE: &str = "reliora.toml";
 
 /// The largest settings file read: a handful of tables of numbers.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// `request` with the settings of `dir/reliora.toml` when it names none and that file exists.
-pub(crate) fn with_index_config<'r>(
-    dir: &Path,
-    request: &'r SearchRequest,
-) -> Result<Cow<'r, SearchRequest>> {
-    if request.settings.is_some() {
-        return Ok(Cow::Borrowed(request));
-    }
-    let path = dir.join(CONFIG_FILE);
-    match crate::format::fsio::read_bounded_text(&path, MAX_CONFIG_BYTES) {
-        Ok(text) => {
-            let origin = path.display().to_string();
-            let settings = Settings::from_toml(&text, &origin)?;
-            let mut request = request.clone();
-            request.settings = Some((Arc::new(settings), origin));
-            Ok(Cow::Owned(request))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Cow::Borrowed(request)),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
 
 /// Every configurable number, with the SPEC values as defaults.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

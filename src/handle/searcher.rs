@@ -98,8 +98,8 @@ impl Searcher {
     }
 }
 
-/// Whether `index` still shows what `dir` holds: the same manifest, and a record log of the
-/// length it read. (A log with a torn tail, longer than what was sound, reopens every time until
+/// Whether `index` still shows what `dir` holds: the same manifest, a record log of the length
+/// it read, and the settings file it read. (A log with a torn tail, longer than what was sound, reopens every time until
 /// the next writer cuts the tail off; that costs time, never a stale answer.)
 fn is_current(dir: &Path, index: &Index) -> bool {
     let Ok(manifest) = Manifest::load(dir) else {
@@ -113,13 +113,13 @@ fn is_current(dir: &Path, index: &Index) -> bool {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
         Err(_) => return false,
     };
-    log_len == index.overlay.bytes
+    log_len == index.log_bytes() && index.config_unchanged()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::writer::Writer;
+    use crate::handle::writer::Writer;
     use crate::record::{Outcome, Record};
     use serde_json::json;
 

@@ -1,0 +1,334 @@
+//! Term-at-a-time accumulation over one segment: each query token's postings added into a
+//! dense per-record array, the filters and dead records applied, and the candidates listed.
+
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::format::postings::TermPostings;
+use crate::index::segment::Segment;
+use crate::schema::{GROUP_COUNT, MASK_WEIGHTS};
+use crate::search::filters::Filters;
+use crate::search::query::PreparedQuery;
+use crate::search::scratch;
+use crate::search::TokenGroups;
+
+use super::terms::{expand, filter_records, phrase_records};
+use super::IndexSource;
+
+/// What one segment contributes to a search before any record is read: the candidates, the
+/// per-record sums of term-at-a-time accumulation, and the records the phrase may occur in.
+pub(super) struct SegmentMatch<'a> {
+    pub(super) s: u32,
+    pub(super) segment: &'a Segment,
+    pub(super) live: usize,
+    pub(super) passing: usize,
+    /// Per record, packed in one word so that accumulation touches one place per posting: in
+    /// the high half the record's key, `field_sum × stride + matched tokens` with
+    /// `field_sum = Σ_g weight[g] × |tokens matching g|` (see [`Keys`]); in the low half bit i
+    /// set ⇔ query token i matched some group. Zero for records that are not candidates.
+    pub(super) sums: Vec<u64>,
+    /// Query tokens + 1.
+    pub(super) stride: u32,
+    pub(super) candidates: CandidateSet,
+    /// Bit per record: candidates whose postings allow the phrase (empty: none). Their text
+    /// is checked only where it matters, unless `phrase_exact`.
+    pub(super) phrase: Vec<u64>,
+    /// The phrase bits are exact: set ⇔ the phrase occurs (a two-word phrase of indexed words).
+    pub(super) phrase_exact: bool,
+    /// Per query token, the terms it matches in this segment.
+    pub(super) terms: Vec<Vec<u64>>,
+}
+
+impl Drop for SegmentMatch<'_> {
+    fn drop(&mut self) {
+        scratch::WORDS.give(std::mem::take(&mut self.sums));
+    }
+}
+
+/// Where a segment's candidates are listed.
+pub(super) enum CandidateSet {
+    /// The records with non-zero sums: most of the segment, scanned in place.
+    Dense,
+    /// Few records, or for an empty query the records passing the filters.
+    Listed(RoaringBitmap),
+}
+
+/// Whether bit `i` of a bit set is set (an empty set has none).
+pub(super) fn bit_set(bits: &[u64], i: u32) -> bool {
+    bits.get(i as usize / 64)
+        .is_some_and(|word| word >> (i % 64) & 1 != 0)
+}
+
+impl SegmentMatch<'_> {
+    /// `Σ_g weight[g] × |tokens matching g|` of record `doc`.
+    pub(super) fn field_sum(&self, doc: u32) -> u32 {
+        (self.sum(doc) >> 32) as u32 / self.stride
+    }
+
+    /// The packed sums of record `doc` (0 for a query without postings here).
+    pub(super) fn sum(&self, doc: u32) -> u64 {
+        self.sums.get(doc as usize).copied().unwrap_or(0)
+    }
+
+    /// The number of query tokens record `doc` matches.
+    pub(super) fn matched(&self, doc: u32) -> u32 {
+        (self.sum(doc) >> 32) as u32 % self.stride
+    }
+
+    /// The matched query tokens of record `doc`, one bit each.
+    pub(super) fn coverage(&self, doc: u32) -> u32 {
+        self.sum(doc) as u32
+    }
+
+    /// Whether record `doc` is a candidate.
+    pub(super) fn is_candidate(&self, doc: u32) -> bool {
+        match &self.candidates {
+            CandidateSet::Dense => self.sums.get(doc as usize).is_some_and(|&s| s != 0),
+            CandidateSet::Listed(docs) => docs.contains(doc),
+        }
+    }
+
+    /// Whether the postings of candidate `doc` allow the phrase.
+    pub(super) fn maybe_phrase(&self, doc: u32) -> bool {
+        bit_set(&self.phrase, doc)
+    }
+
+    /// What the postings tell of the phrase in a record they allow it in or not.
+    pub(super) fn known_phrase(&self, maybe_phrase: bool) -> Option<bool> {
+        match (maybe_phrase, self.phrase_exact) {
+            (false, _) => Some(false),
+            (true, true) => Some(true),
+            (true, false) => None,
+        }
+    }
+
+    /// Calls `visit` with each candidate, ascending, and whether its postings allow the phrase.
+    pub(super) fn for_each_candidate(&self, visit: impl FnMut(u32, bool)) {
+        self.for_each_candidate_in(|_| true, visit);
+    }
+
+    /// [`SegmentMatch::for_each_candidate`] restricted to the chunks of 64 records (record
+    /// number ÷ 64) that `chunk` accepts.
+    pub(super) fn for_each_candidate_in(
+        &self,
+        chunk: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(u32, bool),
+    ) {
+        match &self.candidates {
+            CandidateSet::Dense => {
+                for (w, sums) in self.sums.chunks(64).enumerate() {
+                    if !chunk(w) {
+                        continue;
+                    }
+                    let phrase = self.phrase.get(w).copied().unwrap_or(0);
+                    for (i, &sum) in sums.iter().enumerate() {
+                        if sum != 0 {
+                            visit((64 * w + i) as u32, phrase >> i & 1 != 0);
+                        }
+                    }
+                }
+            }
+            CandidateSet::Listed(docs) => docs.iter().for_each(|doc| {
+                if chunk(doc as usize / 64) {
+                    visit(doc, self.maybe_phrase(doc))
+                }
+            }),
+        }
+    }
+
+    /// Per token, per group: which of `docs` (candidates, ascending) the token matches there.
+    /// Few records are looked up one by one; many take one pass over each term's postings.
+    pub(super) fn token_groups(&self, docs: &[u32]) -> Result<TokenGroups> {
+        const LOOKUPS: usize = 256;
+        let segment = self.segment;
+        let file = segment.postings.file();
+        let mut out = Vec::with_capacity(self.terms.len());
+        for terms in &self.terms {
+            let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
+            for &term in terms {
+                let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+                if docs.len() <= LOOKUPS {
+                    for &doc in docs {
+                        if let Some(mask) = postings.mask_of(doc, file)? {
+                            for (g, group) in groups.iter_mut().enumerate() {
+                                if mask & (1 << g) != 0 {
+                                    group.insert(doc);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let all = postings.group_records(segment.len(), file)?;
+                    for (group, records) in groups.iter_mut().zip(all) {
+                        *group |= records;
+                    }
+                }
+            }
+            out.push(groups);
+        }
+        Ok(out)
+    }
+}
+
+impl<'a> IndexSource<'a> {
+    /// One segment's match, in steps: the records left out (dead, excluded) and the filters,
+    /// each token's postings accumulated, the candidates listed, the phrase bits.
+    pub(super) fn segment_match(
+        &self,
+        s: u32,
+        segment: &'a Segment,
+        query: &PreparedQuery,
+        filters: &Filters,
+    ) -> Result<SegmentMatch<'a>> {
+        let n = segment.len();
+        // Records replaced or deleted in the log, and records this search leaves out.
+        let mut absent = self.index.dead(s as usize).clone();
+        for id in &filters.exclude {
+            absent.extend(segment.doc_of_id(id)?);
+        }
+        let allowed = filter_records(segment, filters)?;
+        let live = n as usize - absent.len() as usize;
+        let passing = match &allowed {
+            Some(allowed) => (allowed - &absent).len() as usize,
+            None => live,
+        };
+
+        let stride = query.tokens.len() as u32 + 1;
+        let (terms, token_postings) = token_postings(segment, query)?;
+        let postings_total: u64 = token_postings.iter().flatten().map(TermPostings::len).sum();
+        // No posting, no candidate: no per-record array either.
+        let mut sums = if postings_total == 0 {
+            Vec::new()
+        } else {
+            scratch::WORDS.take(n as usize)
+        };
+        accumulate(segment, &token_postings, stride, &mut sums)?;
+        keep_allowed(&mut sums, allowed.as_ref(), &absent, n);
+
+        let candidates = if query.is_empty() {
+            let mut docs = allowed.unwrap_or_else(|| (0..n).collect());
+            docs -= &absent;
+            CandidateSet::Listed(docs)
+        } else if postings_total * 16 < u64::from(n) {
+            let docs = sums
+                .iter()
+                .enumerate()
+                .filter(|(_, &s)| s != 0)
+                .map(|(doc, _)| doc as u32);
+            CandidateSet::Listed(RoaringBitmap::from_sorted_iter(docs).expect("ascending"))
+        } else {
+            CandidateSet::Dense
+        };
+
+        // Only asked of candidates, so not narrowed to them.
+        let (phrase, phrase_exact) = match &query.phrase {
+            Some(_) if postings_total > 0 => phrase_records(segment, &query.text, self.index)?
+                .unwrap_or_else(|| (vec![u64::MAX; (n as usize).div_ceil(64)], false)),
+            _ => (Vec::new(), false),
+        };
+        Ok(SegmentMatch {
+            s,
+            segment,
+            live,
+            passing,
+            sums,
+            stride,
+            candidates,
+            phrase,
+            phrase_exact,
+            terms,
+        })
+    }
+}
+
+/// Per query token, the terms it matches in `segment` and their parsed postings.
+#[allow(clippy::type_complexity)]
+fn token_postings<'s>(
+    segment: &'s Segment,
+    query: &PreparedQuery,
+) -> Result<(Vec<Vec<u64>>, Vec<Vec<TermPostings<'s>>>)> {
+    let file = segment.postings.file();
+    let mut terms = Vec::with_capacity(query.tokens.len());
+    let mut token_postings = Vec::with_capacity(query.tokens.len());
+    for token in &query.tokens {
+        let token_terms = expand(segment, token, query.analyzer)?;
+        token_postings.push(
+            token_terms
+                .iter()
+                .map(|&term| TermPostings::parse(segment.postings.get(term as usize)?, file))
+                .collect::<Result<Vec<_>>>()?,
+        );
+        terms.push(token_terms);
+    }
+    Ok((terms, token_postings))
+}
+
+/// Term-at-a-time accumulation into a dense per-record array (see [`SegmentMatch::sums`]): one
+/// pass over each token's postings, a record's group mask turned into its weight by table.
+fn accumulate(
+    segment: &Segment,
+    token_postings: &[Vec<TermPostings<'_>>],
+    stride: u32,
+    sums: &mut [u64],
+) -> Result<()> {
+    let n = segment.len();
+    let file = segment.postings.file();
+    let mut masks: Vec<u16> = Vec::new();
+    for (t, parsed) in token_postings.iter().enumerate() {
+        let bit = 1u64 << t;
+        // Adds the token's group weights to the field sum, and one matched token.
+        let weight =
+            |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
+        match parsed.as_slice() {
+            [] => {}
+            [postings] => {
+                let add: Vec<u64> = postings.palette().iter().map(|&m| weight(m)).collect();
+                postings.for_each(n, file, |doc, code| {
+                    let slot = &mut sums[doc as usize];
+                    *slot = (*slot + add[code]) | bit;
+                })?;
+            }
+            several => {
+                // A record matching the token through several terms counts each group once.
+                if masks.is_empty() {
+                    masks = scratch::MASKS.take(n as usize);
+                } else {
+                    masks.fill(0);
+                }
+                for postings in several {
+                    let palette = postings.palette();
+                    postings.for_each(n, file, |doc, code| {
+                        masks[doc as usize] |= palette[code];
+                    })?;
+                }
+                for (slot, &mask) in sums.iter_mut().zip(&masks) {
+                    if mask != 0 {
+                        *slot = (*slot + weight(mask)) | bit;
+                    }
+                }
+            }
+        }
+    }
+    scratch::MASKS.give(masks);
+    Ok(())
+}
+
+/// Clears the sums of records outside the filters' `allowed` set and of `absent` records.
+fn keep_allowed(sums: &mut [u64], allowed: Option<&RoaringBitmap>, absent: &RoaringBitmap, n: u32) {
+    if let Some(allowed) = allowed {
+        let mut keep = vec![0u64; (n as usize).div_ceil(64)];
+        allowed
+            .iter()
+            .for_each(|d| keep[d as usize / 64] |= 1 << (d % 64));
+        for (doc, slot) in sums.iter_mut().enumerate() {
+            if keep[doc / 64] >> (doc % 64) & 1 == 0 {
+                *slot = 0;
+            }
+        }
+    }
+    if !sums.is_empty() {
+        for doc in absent {
+            sums[doc as usize] = 0;
+        }
+    }
+}

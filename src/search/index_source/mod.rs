@@ -1,0 +1,189 @@
+//! Candidates from the memory-mapped index, by job: the [`Source`] wiring (this file),
+//! term-at-a-time accumulation per segment (`accumulate`), the standard profile's top-k under
+//! bounds (`top`), and FST expansion with the filter and phrase bitmaps (`terms`). The log's
+//! records are scanned (`scan_records`).
+
+mod accumulate;
+mod terms;
+mod top;
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::index::segment::Segment;
+use crate::index::Index;
+use crate::search::filters::Filters;
+use crate::search::query::PreparedQuery;
+use crate::search::scan::scan_records;
+use crate::search::{index_statistics, DocRef, Hit, Matched, Source};
+
+use accumulate::{bit_set, SegmentMatch};
+use terms::phrase_records;
+
+/// Searches the segments of an opened index.
+pub(crate) struct IndexSource<'a> {
+    pub index: &'a Index,
+}
+
+impl Source for IndexSource<'_> {
+    fn name(&self) -> &'static str {
+        "index"
+    }
+
+    fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
+        let mut per_segment = self
+            .index
+            .segments()
+            .par_iter()
+            .enumerate()
+            .map(|(s, segment)| self.segment_matched(s as u32, segment, query, filters))
+            .collect::<Result<Vec<_>>>()?;
+        per_segment.extend(self.log_matched(query, filters)?);
+        let mut matched = Matched {
+            live: 0,
+            passing: 0,
+            hits: Vec::new(),
+            token_groups: Vec::with_capacity(per_segment.len()),
+            counts: None,
+        };
+        for m in per_segment {
+            matched.live += m.live;
+            matched.passing += m.passing;
+            matched.hits.extend(m.hits);
+            matched.token_groups.extend(m.token_groups);
+        }
+        Ok(matched)
+    }
+
+    fn standard_top(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+        limit: usize,
+    ) -> Result<Option<Matched<'_>>> {
+        self.standard_top_impl(query, filters, limit).map(Some)
+    }
+
+    fn stored(&self, doc: DocRef) -> Result<crate::format::codec::StoredRecord> {
+        self.index.stored(doc)
+    }
+
+    fn find(&self, id: &str) -> Result<Option<DocRef>> {
+        self.index.find(id)
+    }
+
+    /// Where both words of the pair are frequent in a segment, its pair postings answer for
+    /// every record of it; elsewhere the stored text does.
+    fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
+        let mut exact: Vec<Option<Option<Vec<u64>>>> = vec![None; self.index.segments().len()];
+        docs.iter()
+            .map(|&doc| {
+                let bits = match exact.get_mut(doc.segment as usize) {
+                    Some(slot) => slot.get_or_insert(
+                        match phrase_records(
+                            &self.index.segments()[doc.segment as usize],
+                            phrase,
+                            self.index,
+                        )? {
+                            Some((bits, true)) => Some(bits),
+                            _ => None,
+                        },
+                    ),
+                    None => &None, // the log's records
+                };
+                match bits {
+                    Some(bits) => Ok(bit_set(bits, doc.doc)),
+                    None => self.verify_phrase(doc, phrase),
+                }
+            })
+            .collect()
+    }
+
+    fn values(&self, doc: DocRef) -> Result<crate::search::RecordValues<'_>> {
+        index_statistics::values(self.index, doc)
+    }
+
+    fn collection(&self) -> Result<crate::search::profiles::bm25f::Collection> {
+        index_statistics::collection(self.index)
+    }
+
+    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<crate::search::ExactPostings>> {
+        index_statistics::exact_postings(self.index, query)
+    }
+
+    fn entity_known(&self, name: &str) -> Result<bool> {
+        index_statistics::entity_known(self.index, name)
+    }
+}
+
+impl<'a> IndexSource<'a> {
+    /// The hit of record `doc` of a segment, with the phrase flag given.
+    fn hit(&self, m: &SegmentMatch<'a>, doc: u32, phrase: Option<bool>) -> Result<Hit<'a>> {
+        let row = m.segment.columns.row(doc)?;
+        let mut feedback = row.feedback;
+        if let Some(added) = self.index.feedback_added(row.id) {
+            feedback.merge(added);
+        }
+        let superseded_by = self.index.superseders()?.get(row.id).map(String::as_str);
+        Ok(Hit {
+            doc: DocRef { segment: m.s, doc },
+            id: row.id,
+            field_sum: m.field_sum(doc),
+            coverage_mask: m.coverage(doc),
+            phrase,
+            feedback,
+            created_at: row.created_at,
+            supersedes: row.supersedes,
+            superseded_by,
+        })
+    }
+
+    fn segment_matched(
+        &self,
+        s: u32,
+        segment: &'a Segment,
+        query: &PreparedQuery,
+        filters: &Filters,
+    ) -> Result<Matched<'a>> {
+        let m = self.segment_match(s, segment, query, filters)?;
+        let mut hits = Vec::new();
+        let mut docs = Vec::new();
+        m.for_each_candidate(|doc, maybe_phrase| {
+            docs.push(doc);
+            hits.push((doc, m.known_phrase(maybe_phrase)));
+        });
+        let hits = hits
+            .into_iter()
+            .map(|(doc, phrase)| self.hit(&m, doc, phrase))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Matched {
+            live: m.live,
+            passing: m.passing,
+            hits,
+            token_groups: vec![m.token_groups(&docs)?],
+            counts: None,
+        })
+    }
+
+    /// The log's live records, scanned (they are few: compaction bounds the log).
+    fn log_matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Option<Matched<'a>>> {
+        let index = self.index;
+        let records = index.log_records();
+        if records.is_empty() {
+            return Ok(None);
+        }
+        let superseders = index.superseders()?;
+        let superseded_by = |doc: u32| {
+            let id = records[doc as usize].record.id.as_str();
+            superseders.get(id).map(String::as_str)
+        };
+        Ok(Some(scan_records(
+            records,
+            index.segments().len() as u32,
+            query,
+            filters,
+            index.analyzer(),
+            &superseded_by,
+        )))
+    }
+}

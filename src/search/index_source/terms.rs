@@ -1,0 +1,258 @@
+//! What the term dictionary and postings of one segment say before any record is read: the
+//! terms a query token expands to (FST: exact and prefix), the records passing the filters, and
+//! where the phrase may occur (pair postings, or every word's terms in one group).
+
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::format::postings::TermPostings;
+use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::index::segment::Segment;
+use crate::index::Index;
+use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::search::filters::Filters;
+use crate::search::query::MIN_PREFIX_CHARS;
+use crate::search::scratch;
+use crate::text::{self, Analyzer, Token};
+
+const ALL_GROUPS: u16 = (1 << GROUP_COUNT) - 1;
+
+/// The term numbers a query token matches (SPEC §3): the exact term, every longer term it is a
+/// prefix of (a range scan) and every shorter term that is a prefix of it (point lookups), the
+/// prefix rules only when the shorter side has at least five characters. Stop-word terms are
+/// skipped for `english`.
+pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Result<Vec<u64>> {
+    let english = analyzer == Analyzer::English;
+    let mut terms = Vec::new();
+    let lookup = |key: &[u8], terms: &mut Vec<u64>| -> Result<()> {
+        if let Some(t) = segment.terms.get(key)? {
+            terms.push(t);
+        }
+        if !english {
+            let mut stop_key = key.to_vec();
+            stop_key.push(STOP_MARKER);
+            if let Some(t) = segment.terms.get(&stop_key)? {
+                terms.push(t);
+            }
+        }
+        Ok(())
+    };
+    let chars = token.text.chars().count();
+    if token.cjk || chars < MIN_PREFIX_CHARS {
+        lookup(token.text.as_bytes(), &mut terms)?;
+        return Ok(terms);
+    }
+    segment
+        .terms
+        .for_each_with_prefix(token.text.as_bytes(), |key, t| {
+            if !(english && key.last() == Some(&STOP_MARKER)) {
+                terms.push(t);
+            }
+        })?;
+    for (count, (at, _)) in token.text.char_indices().enumerate() {
+        if count >= MIN_PREFIX_CHARS {
+            lookup(&token.text.as_bytes()[..at], &mut terms)?;
+        }
+    }
+    Ok(terms)
+}
+
+/// The records a query token matches in some group of `groups_mask`.
+fn token_records(
+    segment: &Segment,
+    token: &Token,
+    analyzer: Analyzer,
+    groups_mask: u16,
+) -> Result<RoaringBitmap> {
+    let mut records = RoaringBitmap::new();
+    let file = segment.postings.file();
+    for term in expand(segment, token, analyzer)? {
+        let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+        let palette = postings.palette();
+        if palette.iter().all(|&mask| mask & groups_mask != 0) {
+            let all = postings.records(file)?;
+            segment.check_records(&all, file)?;
+            records |= all;
+            continue;
+        }
+        let mut some = RoaringBitmap::new();
+        postings.for_each(segment.len(), file, |doc, code| {
+            if palette[code] & groups_mask != 0 {
+                some.push(doc);
+            }
+        })?;
+        records |= some;
+    }
+    Ok(records)
+}
+
+/// The records of a segment passing every filter, or `None` when no filter is given.
+pub(super) fn filter_records(
+    segment: &Segment,
+    filters: &Filters,
+) -> Result<Option<RoaringBitmap>> {
+    let mut allowed: Option<RoaringBitmap> = None;
+    let mut narrow = |set: RoaringBitmap| {
+        allowed = Some(match allowed.take() {
+            Some(a) => a & set,
+            None => set,
+        });
+    };
+    if let Some((tokens, analyzer)) = &filters.project_context {
+        let mask = FieldGroup::ProjectContext.bit()
+            | FieldGroup::Applicability.bit()
+            | FieldGroup::Tags.bit();
+        let mut set = RoaringBitmap::new();
+        for token in tokens {
+            set |= token_records(segment, token, *analyzer, mask)?;
+        }
+        narrow(set);
+    }
+    for tag in &filters.tags {
+        narrow(segment.facet([FACET_TAG, tag.as_bytes()].concat().as_slice())?);
+    }
+    if let Some(memory_type) = &filters.memory_type {
+        narrow(segment.facet([FACET_TYPE, memory_type.as_bytes()].concat().as_slice())?);
+    }
+    Ok(allowed)
+}
+
+/// Where the postings say the phrase of `query` may occur in a segment, as a bit per record,
+/// and whether exactly (the bits are then the records where it occurs). `None`: anywhere.
+///
+/// A phrase of words that are not CJK occurs only in records holding each adjacent pair of its
+/// words, and a two-word phrase exactly in those (index/pairs.rs). Where a pair is not indexed,
+/// the records holding every word in one group narrow it instead.
+pub(super) fn phrase_records(
+    segment: &Segment,
+    query: &str,
+    index: &Index,
+) -> Result<Option<(Vec<u64>, bool)>> {
+    let n = segment.len() as usize;
+    let words = text::words(query);
+    let not_cjk = words
+        .iter()
+        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
+    let mut every_pair = words.len() >= 2 && not_cjk;
+    let mut held: Option<Vec<u64>> = None;
+    if not_cjk {
+        for pair in words.windows(2) {
+            match segment.pair_records(&pair[0], &pair[1])? {
+                Some(bits) => {
+                    held = Some(match held {
+                        Some(mut all) => {
+                            all.iter_mut().zip(&bits).for_each(|(a, b)| *a &= b);
+                            all
+                        }
+                        None => bits,
+                    })
+                }
+                None => every_pair = false,
+            }
+        }
+    }
+    if every_pair {
+        let held = held.unwrap_or_else(|| vec![0; n.div_ceil(64)]);
+        return Ok(Some((held, words.len() == 2)));
+    }
+    let mut bits = phrase_prefilter(segment, query, index)?;
+    if let Some(held) = held {
+        bits = Some(match bits {
+            Some(mut bits) => {
+                bits.iter_mut().zip(&held).for_each(|(b, h)| *b &= h);
+                bits
+            }
+            None => held,
+        });
+    }
+    Ok(bits.map(|bits| (bits, false)))
+}
+
+/// Records that contain, in one group, every term of every word of the query, as a bit per
+/// record: a superset of the records where the phrase occurs, which are then verified on the
+/// stored text. `None` when the words give no constraint.
+fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Option<Vec<u64>>> {
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut tokens = Vec::new();
+    for word in text::words(query) {
+        let first = word.chars().next();
+        if word.chars().count() == 1 && first.is_some_and(text::is_cjk_char) {
+            // A lone CJK character may sit inside a longer run's bigrams: no constraint.
+            continue;
+        }
+        tokens.clear();
+        index.analyzer().index_tokens(&word, &mut tokens);
+        for token in &tokens {
+            let mut key = token.text.as_bytes().to_vec();
+            if token.stop {
+                key.push(STOP_MARKER);
+            }
+            keys.push(key);
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    let n = segment.len() as usize;
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let file = segment.postings.file();
+    let mut postings = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let Some(term) = segment.terms.get(key)? else {
+            return Ok(Some(vec![0; n.div_ceil(64)]));
+        };
+        postings.push(TermPostings::parse(
+            segment.postings.get(term as usize)?,
+            file,
+        )?);
+    }
+    postings.sort_by_key(TermPostings::len);
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    let (rarest, others) = postings.split_first().expect("a key at least");
+    if rarest.len() * 64 < n as u64 {
+        // A rare key: its records, each looked up in the other keys' postings.
+        let mut held: Vec<(u32, u16)> = Vec::with_capacity(rarest.len() as usize);
+        let palette = rarest.palette();
+        rarest.for_each(segment.len(), file, |doc, code| {
+            held.push((doc, palette[code]))
+        })?;
+        for other in others {
+            let mut kept = Vec::with_capacity(held.len());
+            for (doc, groups) in held {
+                if let Some(mask) = other.mask_of(doc, file)? {
+                    if groups & mask != 0 {
+                        kept.push((doc, groups & mask));
+                    }
+                }
+            }
+            held = kept;
+        }
+        for (doc, _) in held {
+            bits[doc as usize / 64] |= 1 << (doc % 64);
+        }
+        return Ok(Some(bits));
+    }
+    // Per record, the groups holding every key so far: each key's pass writes the records it
+    // occurs in, so the others drop out.
+    let mut common = scratch::MASKS.take(n);
+    common.fill(ALL_GROUPS);
+    let mut next = scratch::MASKS.take(n);
+    for key_postings in &postings {
+        let palette = key_postings.palette();
+        next.fill(0);
+        key_postings.for_each(segment.len(), file, |doc, code| {
+            next[doc as usize] = common[doc as usize] & palette[code];
+        })?;
+        std::mem::swap(&mut common, &mut next);
+    }
+    for (word, groups) in bits.iter_mut().zip(common.chunks(64)) {
+        *word = groups
+            .iter()
+            .enumerate()
+            .fold(0, |word, (i, &g)| word | u64::from(g != 0) << i);
+    }
+    scratch::MASKS.give(common);
+    scratch::MASKS.give(next);
+    Ok(Some(bits))
+}

@@ -1,0 +1,585 @@
+//! The standard profile's first page without scoring every candidate: slots and histograms
+//! over the accumulated sums, bounds on what can reach the page, and the phrase checks and
+//! feedback reads only where they can change it.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::schema::MASK_WEIGHTS;
+use crate::search::filters::Filters;
+use crate::search::query::PreparedQuery;
+use crate::search::response::Counts;
+use crate::search::standard::{self, MatchLevel};
+use crate::search::{standard_parts, standard_score, DocRef, Hit, Matched, Source};
+
+use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
+
+use super::accumulate::SegmentMatch;
+use super::IndexSource;
+
+/// The standard relevance and level by table: the coverage and its multiplier for each number
+/// of matched tokens, computed once per query by [`standard::relevance`] itself, so that every
+/// value is bit for bit the one it computes.
+struct Scorer {
+    coverage: Vec<f64>,
+    multiplier: Vec<f64>,
+}
+
+impl Scorer {
+    fn new(token_count: u32) -> Scorer {
+        let parts: Vec<standard::Relevance> = (0..=token_count)
+            .map(|k| standard::relevance(0, false, k, token_count))
+            .collect();
+        Scorer {
+            coverage: parts.iter().map(|r| r.coverage).collect(),
+            multiplier: parts.iter().map(|r| r.coverage_multiplier).collect(),
+        }
+    }
+
+    /// Relevance and level (before feedback).
+    fn relevance(&self, field_sum: u32, phrase: bool, matched: u32) -> (f64, MatchLevel) {
+        let bonus = if phrase {
+            standard::EXACT_PHRASE_BONUS
+        } else {
+            0
+        };
+        let k = matched as usize;
+        let relevance = f64::from(field_sum + bonus) * self.multiplier[k];
+        (
+            relevance,
+            standard::match_level(self.coverage[k], relevance),
+        )
+    }
+}
+
+/// Every (field sum, matched tokens) a query can produce as one *key*, `field_sum × (query
+/// tokens + 1) + matched tokens`, and with or without the phrase as one *slot*, `2 × key +
+/// phrase`: a record's evidence is looked up in these tables instead of being scored, and a
+/// segment is surveyed by a histogram over slots.
+struct Keys {
+    /// Relevance (before feedback) and level, by slot.
+    relevance: Vec<f64>,
+    level: Vec<MatchLevel>,
+    /// The slots by relevance, best first.
+    order: Vec<u32>,
+}
+
+impl Keys {
+    fn new(scorer: &Scorer, token_count: u32) -> Keys {
+        let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
+        let slots = 2 * (most as usize + 1) * (token_count as usize + 1);
+        let mut relevance = Vec::with_capacity(slots);
+        let mut level = Vec::with_capacity(slots);
+        for field_sum in 0..=most {
+            for matched in 0..=token_count {
+                for phrase in [false, true] {
+                    let (r, l) = scorer.relevance(field_sum, phrase, matched);
+                    relevance.push(r);
+                    level.push(l);
+                }
+            }
+        }
+        let mut order: Vec<u32> = (0..slots as u32).collect();
+        order.sort_by(|&a, &b| relevance[b as usize].total_cmp(&relevance[a as usize]));
+        Keys {
+            relevance,
+            level,
+            order,
+        }
+    }
+
+    /// The number of slots.
+    fn slots(&self) -> usize {
+        self.relevance.len()
+    }
+
+    /// The slot of a record's packed sums ([`SegmentMatch::sums`]), with the phrase or not.
+    #[inline]
+    fn slot(sums: u64, phrase: bool) -> usize {
+        2 * (sums >> 32) as usize + usize::from(phrase)
+    }
+
+    /// Whether the phrase changes the level of the key of `slot`.
+    fn depends(&self, slot: usize) -> bool {
+        self.level[slot & !1] != self.level[slot | 1]
+    }
+}
+
+/// Which candidates can still reach the page: those whose score can exceed the floor, the
+/// feedback term at its most.
+struct Reach {
+    floor: f64,
+    /// By slot of [`Keys`].
+    by_slot: Vec<bool>,
+}
+
+impl Reach {
+    fn new(keys: &Keys, floor: f64) -> Reach {
+        let by_slot = keys
+            .relevance
+            .iter()
+            .map(|&r| r + FEEDBACK_MAX > floor)
+            .collect();
+        Reach { floor, by_slot }
+    }
+
+    /// Whether a relevance (before feedback) can reach the page.
+    fn relevance(&self, relevance: f64) -> bool {
+        relevance + FEEDBACK_MAX > self.floor
+    }
+}
+
+/// A candidate of [`IndexSource::standard_top`]: its match evidence and feedback term, before
+/// anything else of its record is read.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    segment: u32,
+    doc: u32,
+    field_sum: u32,
+    matched: u32,
+    /// `None` while the phrase may occur and the text has not been checked.
+    phrase: Option<bool>,
+    feedback: f64,
+    /// Supersedes a record, or is superseded by a candidate.
+    involved: bool,
+}
+
+impl PhraseBound for Candidate {
+    fn doc(&self) -> DocRef {
+        DocRef {
+            segment: self.segment,
+            doc: self.doc,
+        }
+    }
+
+    fn phrase(&self) -> Option<bool> {
+        self.phrase
+    }
+
+    fn set_phrase(&mut self, found: bool) {
+        self.phrase = Some(found);
+    }
+
+    fn lower(&self, token_count: u32) -> f64 {
+        Candidate::lower(self, token_count)
+    }
+
+    fn upper(&self, token_count: u32) -> f64 {
+        Candidate::upper(self, token_count)
+    }
+}
+
+impl Candidate {
+    fn score(&self, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
+        standard_parts(
+            self.field_sum,
+            self.matched,
+            phrase,
+            token_count,
+            self.feedback,
+        )
+    }
+
+    /// The score with the phrase as checked, or without it when unchecked: a lower bound.
+    fn lower(&self, token_count: u32) -> f64 {
+        self.score(self.phrase == Some(true), token_count).0
+    }
+
+    /// The score with the phrase unless it was checked absent: an upper bound.
+    fn upper(&self, token_count: u32) -> f64 {
+        self.score(self.phrase != Some(false), token_count).0
+    }
+}
+
+impl<'a> IndexSource<'a> {
+    /// The records of each segment in a supersession relation with a candidate: those naming
+    /// a target (whether or not it is a candidate) and those some candidate names. Also
+    /// returns the named ids, sorted, for the log's hits.
+    fn involvement(
+        &self,
+        matches: &[SegmentMatch<'a>],
+        log_hits: &[Hit<'a>],
+    ) -> Result<(Vec<RoaringBitmap>, Vec<&'a str>)> {
+        let mut involved = Vec::with_capacity(matches.len());
+        let mut targets: Vec<&'a str> = log_hits.iter().filter_map(|h| h.supersedes).collect();
+        for m in matches {
+            let mut naming = RoaringBitmap::new();
+            for doc in m.segment.superseding()? {
+                if m.is_candidate(doc) {
+                    naming.insert(doc);
+                    targets.extend(m.segment.columns.row(doc)?.supersedes);
+                }
+            }
+            involved.push(naming);
+        }
+        targets.sort_unstable();
+        targets.dedup();
+        for target in &targets {
+            for (m, involved) in matches.iter().zip(involved.iter_mut()) {
+                if let Some(doc) = m.segment.doc_of_id(target)? {
+                    if m.is_candidate(doc) {
+                        involved.insert(doc);
+                    }
+                }
+            }
+        }
+        Ok((involved, targets))
+    }
+
+    /// The candidates of segment match `m` that can [`Reach`] the page or are `involved`, each
+    /// with its feedback term (columns plus log). `checked` holds the phrases already checked,
+    /// by record number; `survey` is the segment's.
+    fn candidates(
+        &self,
+        m: &SegmentMatch<'a>,
+        involved: &RoaringBitmap,
+        checked: &[(u32, bool)],
+        survey: &Survey,
+        reach: &Reach,
+    ) -> Result<Vec<Candidate>> {
+        // Only chunks whose best key can reach the page (or that hold an involved record) are
+        // read. Then by the bound with the phrase wherever the postings allow it; then the
+        // records kept whose phrase was checked take the bound their text gives.
+        let chunk = |w: usize| {
+            survey
+                .chunk_best
+                .get(w)
+                .is_none_or(|&best| reach.relevance(best))
+        };
+        let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
+        m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
+            let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
+            if reach.by_slot[slot] || involved.contains(doc) {
+                kept.push((doc, m.known_phrase(maybe_phrase), false));
+            }
+        });
+        kept.retain_mut(|(doc, phrase, is_involved)| {
+            *is_involved = involved.contains(*doc);
+            if let Ok(at) = checked.binary_search_by_key(doc, |c| c.0) {
+                *phrase = Some(checked[at].1);
+            }
+            let slot = Keys::slot(m.sums[*doc as usize], *phrase != Some(false));
+            *is_involved || reach.by_slot[slot]
+        });
+        let added = self.index.feedback_added_docs(m.s as usize);
+        kept.into_iter()
+            .map(|(doc, phrase, involved)| {
+                let mut feedback = m.segment.columns.feedback(doc)?;
+                if let Some(more) = added.get(&doc) {
+                    feedback.merge(more);
+                }
+                Ok(Candidate {
+                    segment: m.s,
+                    doc,
+                    field_sum: m.field_sum(doc),
+                    matched: m.matched(doc),
+                    phrase,
+                    feedback: standard::feedback_score(&feedback),
+                    involved,
+                })
+            })
+            .collect()
+    }
+
+    /// The standard profile's first page (see [`Source::standard_top`]), in steps: every
+    /// segment accumulated, the supersession relations, one survey of each segment's sums
+    /// (counts, levels, bounds), the candidates that can reach the page, their phrases checked
+    /// under the bound, and the page's hits.
+    pub(super) fn standard_top_impl(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+        limit: usize,
+    ) -> Result<Matched<'a>> {
+        let token_count = query.tokens.len() as u32;
+        let keys = Keys::new(&Scorer::new(token_count), token_count);
+        let matches = self.segment_matches(query, filters)?;
+        let log = self.log_matched(query, filters)?;
+        let log_hits = log.as_ref().map_or(&[][..], |l| &l.hits[..]);
+        let (involved, targets) = self.involvement(&matches, log_hits)?;
+        let log_involved =
+            |hit: &Hit<'_>| hit.supersedes.is_some() || targets.binary_search(&hit.id).is_ok();
+        // Execute keeps the best `limit + |involved|`; more need not be ranked here.
+        let wanted = limit
+            + involved.iter().map(|b| b.len() as usize).sum::<usize>()
+            + log_hits.iter().filter(|h| log_involved(h)).count();
+        // The log's records outside supersession relations, with their exact scores.
+        let log_scores = || {
+            log_hits
+                .iter()
+                .filter(|h| !log_involved(h))
+                .map(|h| standard_score(h, h.phrase == Some(true), token_count).0)
+        };
+
+        // One pass over the candidates' sums: the levels that do not depend on the phrase, the
+        // records whose level does (their text is checked, as the counts need it), and a bound.
+        let surveys: Vec<Survey> = matches
+            .par_iter()
+            .zip(&involved)
+            .map(|(m, involved)| survey(m, involved, &keys, wanted))
+            .collect();
+        let (counts, checked) = self.count_levels(query, &matches, &surveys, log_hits)?;
+
+        // At least `wanted` records score above the wanted-th best lower bound: a record whose
+        // upper bound is not above it cannot reach the page, so its feedback is never read.
+        let mut bounds: Vec<f64> = surveys
+            .iter()
+            .flat_map(|s| s.best.iter().map(|b| f64::from_bits(*b) + FEEDBACK_MIN))
+            .chain(log_scores())
+            .collect();
+        let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
+        let reach = Reach::new(&keys, floor);
+        let mut candidates: Vec<Candidate> = matches
+            .par_iter()
+            .zip(&involved)
+            .zip(&checked)
+            .zip(&surveys)
+            .map(|(((m, involved), checked), survey)| {
+                self.candidates(m, involved, checked, survey, &reach)
+            })
+            .collect::<Result<Vec<_>>>()?
+            .concat();
+
+        // Phrase checks: for candidates in a supersession relation; then wherever the phrase
+        // could lift a candidate onto the page.
+        if let Some(phrase) = query.phrase.as_deref() {
+            let checks = PhraseChecks {
+                phrase,
+                limit,
+                token_count,
+                first: |_: usize, c: &Candidate| c.involved,
+                involved: |_: usize, c: &Candidate| c.involved,
+            };
+            check_phrases(self, &mut candidates, checks, log_scores())?;
+        }
+
+        let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
+        self.page_matched(&matches, &candidates, &chosen, log, counts)
+    }
+
+    /// Every segment's accumulated match, in parallel.
+    fn segment_matches(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+    ) -> Result<Vec<SegmentMatch<'a>>> {
+        self.index
+            .segments()
+            .par_iter()
+            .enumerate()
+            .map(|(s, segment)| self.segment_match(s as u32, segment, query, filters))
+            .collect()
+    }
+
+    /// The counts of every candidate's level: from the surveys, with the phrase checked for the
+    /// records whose level depends on it (returned per segment, by record number), and the
+    /// log's hits.
+    fn count_levels(
+        &self,
+        query: &PreparedQuery,
+        matches: &[SegmentMatch<'a>],
+        surveys: &[Survey],
+        log_hits: &[Hit<'a>],
+    ) -> Result<(Counts, Vec<Checked>)> {
+        let token_count = query.tokens.len() as u32;
+        let mut counts = Counts::default();
+        let mut checked: Vec<Vec<(u32, bool)>> = Vec::with_capacity(matches.len());
+        for (m, survey) in matches.iter().zip(surveys) {
+            counts.candidates += survey.counts.candidates;
+            counts.strong += survey.counts.strong;
+            counts.moderate += survey.counts.moderate;
+            counts.weak += survey.counts.weak;
+            let found: Vec<bool> = match query.phrase.as_deref() {
+                Some(phrase) => survey
+                    .level_depends
+                    .par_iter()
+                    .map(|&doc| self.verify_phrase(DocRef { segment: m.s, doc }, phrase))
+                    .collect::<Result<_>>()?,
+                None => Vec::new(),
+            };
+            let mut pairs = Vec::with_capacity(found.len());
+            for (&doc, found) in survey.level_depends.iter().zip(found) {
+                let field_sum = m.field_sum(doc);
+                let matched = m.matched(doc);
+                counts.add(standard_parts(field_sum, matched, found, token_count, 0.0).1);
+                pairs.push((doc, found));
+            }
+            checked.push(pairs);
+        }
+        for h in log_hits {
+            counts.candidates += 1;
+            counts.add(standard_score(h, h.phrase == Some(true), token_count).1);
+        }
+        Ok((counts, checked))
+    }
+
+    /// The chosen candidates as hits, with the groups each token matched in them (for the
+    /// breakdowns: looked up for these records only), and the log's hits.
+    fn page_matched(
+        &self,
+        matches: &[SegmentMatch<'a>],
+        candidates: &[Candidate],
+        chosen: &[u32],
+        log: Option<Matched<'a>>,
+        counts: Counts,
+    ) -> Result<Matched<'a>> {
+        let mut hits = chosen
+            .iter()
+            .map(|&i| {
+                let c = &candidates[i as usize];
+                self.hit(&matches[c.segment as usize], c.doc, c.phrase)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut matched = Matched {
+            live: matches.iter().map(|m| m.live).sum(),
+            passing: matches.iter().map(|m| m.passing).sum(),
+            hits: Vec::new(),
+            token_groups: Vec::with_capacity(matches.len() + 1),
+            counts: Some(counts),
+        };
+        let mut page_docs: Vec<Vec<u32>> = vec![Vec::new(); matches.len()];
+        for hit in &hits {
+            page_docs[hit.doc.segment as usize].push(hit.doc.doc);
+        }
+        for (m, docs) in matches.iter().zip(&page_docs) {
+            matched.token_groups.push(m.token_groups(docs)?);
+        }
+        if let Some(log) = log {
+            matched.live += log.live;
+            matched.passing += log.passing;
+            hits.extend(log.hits);
+            matched.token_groups.extend(log.token_groups);
+        }
+        matched.hits = hits;
+        Ok(matched)
+    }
+}
+
+/// Positions in `candidates`, ascending, of the best `wanted` outside supersession relations by
+/// score then id, and of every one inside them. Ids are read only for the ties at the cut.
+fn page_positions(
+    candidates: &[Candidate],
+    matches: &[SegmentMatch<'_>],
+    wanted: usize,
+    token_count: u32,
+) -> Result<Vec<u32>> {
+    let mut keyed: Vec<(f64, u32)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.involved)
+        .map(|(i, c)| (c.lower(token_count), i as u32))
+        .collect();
+    let mut chosen: Vec<u32> = Vec::new();
+    if keyed.len() > wanted {
+        keyed.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0));
+        let cut = keyed[wanted - 1].0;
+        let mut tied: Vec<(&[u8], u32)> = Vec::new();
+        for &(score, i) in &keyed {
+            match score.total_cmp(&cut) {
+                Ordering::Greater => chosen.push(i),
+                Ordering::Equal => {
+                    let c = &candidates[i as usize];
+                    let columns = &matches[c.segment as usize].segment.columns;
+                    tied.push((columns.id_bytes(c.doc)?, i));
+                }
+                Ordering::Less => {}
+            }
+        }
+        // Fewer than `wanted` score above the cut, so there is room for at least one tie.
+        let room = wanted - chosen.len();
+        if tied.len() > room {
+            tied.select_nth_unstable(room);
+            tied.truncate(room);
+        }
+        chosen.extend(tied.into_iter().map(|(_, i)| i));
+    } else {
+        chosen.extend(keyed.iter().map(|&(_, i)| i));
+    }
+    chosen.extend(
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.involved)
+            .map(|(i, _)| i as u32),
+    );
+    chosen.sort_unstable();
+    Ok(chosen)
+}
+
+/// Phrases checked in one segment: (record number, found), ascending.
+type Checked = Vec<(u32, bool)>;
+
+/// The feedback term lies strictly inside this range (SPEC §4).
+const FEEDBACK_MIN: f64 = -1.5;
+const FEEDBACK_MAX: f64 = 2.5;
+
+/// One pass over a segment's candidates, from the accumulated sums alone.
+struct Survey {
+    /// Candidates counted, with the levels that do not depend on the phrase.
+    counts: Counts,
+    /// Candidates whose level depends on whether the phrase occurs, ascending.
+    level_depends: Vec<u32>,
+    /// The best `wanted` relevances without the phrase among candidates outside supersession
+    /// relations, as `f64` bits (relevance is never negative, so the bits order like values).
+    best: Vec<u64>,
+    /// Per chunk of 64 records, the best upper bound of its candidates' relevance (with the
+    /// phrase where the postings allow it); infinite where it holds an involved record.
+    chunk_best: Vec<f64>,
+}
+
+fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: usize) -> Survey {
+    // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
+    let mut histogram = vec![0u32; keys.slots()];
+    let mut level_depends = Vec::new();
+    let exact = m.phrase_exact;
+    let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
+    m.for_each_candidate(|doc, maybe_phrase| {
+        let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
+        histogram[slot] += 1;
+        let upper = keys.relevance[slot];
+        let best = &mut chunk_best[doc as usize / 64];
+        if upper > *best {
+            *best = upper;
+        }
+        if maybe_phrase && !exact && keys.depends(slot) {
+            level_depends.push(doc);
+        }
+    });
+    let mut counts = Counts::default();
+    for (slot, &count) in histogram.iter().enumerate() {
+        counts.candidates += count as usize;
+        // Unless exact, the phrase is known only where it does not change the level.
+        if slot % 2 == 0 || exact || !keys.depends(slot) {
+            counts.add_many(keys.level[slot], count as usize);
+        }
+    }
+    // The best `wanted` lower bounds of relevance outside supersession relations: with the
+    // phrase where the postings say exactly that it occurs, else without it (the even slot).
+    for doc in involved {
+        histogram[Keys::slot(m.sums[doc as usize], m.maybe_phrase(doc))] -= 1;
+        chunk_best[doc as usize / 64] = f64::INFINITY;
+    }
+    let mut best = Vec::with_capacity(wanted);
+    for &slot in &keys.order {
+        if best.len() == wanted {
+            break;
+        }
+        let slot = slot as usize;
+        let count = match (exact, slot % 2) {
+            (true, _) => histogram[slot],
+            (false, 0) => histogram[slot] + histogram[slot + 1],
+            (false, _) => continue,
+        };
+        let take = (count as usize).min(wanted - best.len());
+        best.extend(std::iter::repeat_n(keys.relevance[slot].to_bits(), take));
+    }
+    Survey {
+        counts,
+        level_depends,
+        best,
+        chunk_best,
+    }
+}

@@ -1,0 +1,355 @@
+//! One search as a pipeline of named stages over a [`Source`]:
+//!
+//! 1. [`prepare`]: the query analyzed, the filters, the settings, the notices so far;
+//! 2. [`candidates`]: what the source matches (for the plain standard profile, only what can
+//!    reach the page);
+//! 3. [`check_phrases`]: the exact phrase read from stored text where it can change the answer;
+//! 4. [`standard_scores`]: every kept candidate's standard score, level and the counts;
+//! 5. [`apply_profile`]: the chosen profile and `--rerank`;
+//! 6. [`post_steps`]: the order, `--candidates`, supersession, MMR;
+//! 7. [`page`]: `--min-score` and `--limit`;
+//! 8. [`respond::results`], [`respond::explain`], [`respond::fingerprint`]: the response.
+
+use std::collections::{HashMap, HashSet};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::record::Timestamp;
+use crate::search::filters::Filters;
+use crate::search::phrase_checks::{self, PhraseChecks};
+use crate::search::plan::Plan;
+use crate::search::post_steps::{self, apply_supersession, apply_token_budget, Normalizer};
+use crate::search::query::PreparedQuery;
+use crate::search::ranking::{self, Ranked, Removal};
+use crate::search::request::{Profile, SearchRequest};
+use crate::search::respond::{self, Standing};
+use crate::search::response::{Counts, SearchResponse};
+use crate::search::standard::{self, MatchLevel};
+use crate::search::{
+    by_created_desc_then_id, sort_by_score, standard_score, Context, DocRef, Hit, Matched, Source,
+    DEFAULT_SETTINGS,
+};
+use crate::settings::Settings;
+
+/// Runs `request` against `source`.
+pub(crate) fn execute(
+    source: &dyn Source,
+    request: &SearchRequest,
+    context: Context<'_>,
+) -> Result<SearchResponse> {
+    let (plan, mut notices) = prepare(request, &context)?;
+    let matched = candidates(source, &plan)?;
+    let precounted = matched.counts;
+    let mut hits = matched.hits;
+    let involved = supersession_involved(&hits);
+    if precounted.is_none() {
+        check_phrases(source, &plan, &mut hits, &involved)?;
+    }
+    let mut counts = Counts {
+        candidates: hits.len(),
+        filtered: matched.live - matched.passing,
+        ..precounted.unwrap_or_default()
+    };
+    let ranked = standard_scores(&plan, &hits, &involved, precounted.as_ref(), &mut counts);
+    let mut removed: HashMap<DocRef, Removal> = HashMap::new();
+    let ranked = if plan.empty {
+        let mut ranked = ranked;
+        ranked.par_sort_unstable_by(by_created_desc_then_id);
+        ranked
+    } else {
+        let step = ranking::Step {
+            source,
+            request,
+            settings: plan.settings,
+            query: &plan.query,
+            now: (plan.now.unix_seconds(), plan.now.subsec_nanos()),
+        };
+        let mut ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
+        post_steps(&step, &plan, &mut ranked, &mut removed, counts.candidates)?;
+        ranked
+    };
+    let normalizer = Normalizer::new(request.profile, &ranked);
+    let (kept, page) = page(&plan, &ranked, &normalizer);
+
+    let breakdown_of = |r: &Ranked<'_>| {
+        let masks = respond::group_masks(&matched.token_groups, r.hit.doc, plan.query.tokens.len());
+        r.breakdown(&masks)
+    };
+    let mut results = respond::results(source, &plan, page, &normalizer, &breakdown_of)?;
+    notices.extend(apply_token_budget(&mut results, request.token_budget));
+    let explain = match &request.explain {
+        None => None,
+        Some(id) => Some(respond::explain(
+            source,
+            id,
+            Standing {
+                ranked: &ranked,
+                removed: &removed,
+                kept,
+                shown: results.len(),
+            },
+            &plan.filters,
+            &context,
+            &normalizer,
+            &breakdown_of,
+        )?),
+    };
+    Ok(respond::response(
+        source, &plan, &context, notices, counts, results, explain,
+    ))
+}
+
+/// Stage 1: the analyzed query, the filters and settings, the `now` of the search, and the
+/// notices known before matching. An empty query without filters is an error.
+fn prepare<'r>(
+    request: &'r SearchRequest,
+    context: &Context<'_>,
+) -> Result<(Plan<'r>, Vec<String>)> {
+    let now = request.now.clone().unwrap_or_else(Timestamp::now);
+    let query = PreparedQuery::new(&request.query, context.analyzer);
+    let filters = Filters::new(request, context.analyzer);
+    let empty = query.is_empty();
+    if empty && !filters.any() {
+        return Err(Error::query(
+            ErrorCode::EmptyQuery,
+            format!(
+                "the query {:?} has no searchable tokens (and no filter was given)",
+                request.query
+            ),
+        ));
+    }
+    let settings: &Settings = match &request.settings {
+        Some((settings, _)) => settings,
+        None => &DEFAULT_SETTINGS,
+    };
+    let mut notices: Vec<String> = context
+        .notices
+        .iter()
+        .chain(&request.notices)
+        .cloned()
+        .chain(query.truncation_notice())
+        .collect();
+    if let Some((settings, origin)) = &request.settings {
+        let changed = settings.changed_keys();
+        if !changed.is_empty() {
+            notices.push(format!(
+                "non-default settings from {origin}: {}",
+                changed.join(", ")
+            ));
+        }
+    }
+    let plain_standard = request.profile == Profile::Standard
+        && request.rerank.is_none()
+        && request.candidates.is_none()
+        && !request.mmr_enabled();
+    let plan = Plan {
+        request,
+        settings,
+        token_count: query.tokens.len() as u32,
+        top_only: plain_standard && request.explain.is_none() && !empty,
+        plain_standard,
+        empty,
+        query,
+        filters,
+        now,
+    };
+    Ok((plan, notices))
+}
+
+/// Stage 2: the candidates — for the plain standard profile only those that can reach the page
+/// (with the counts of all), when the source knows how.
+fn candidates<'s>(source: &'s dyn Source, plan: &Plan<'_>) -> Result<Matched<'s>> {
+    let top = match plan.top_only {
+        true => source.standard_top(&plan.query, &plan.filters, plan.request.limit)?,
+        false => None,
+    };
+    match top {
+        Some(top) => Ok(top),
+        None => source.matched(&plan.query, &plan.filters),
+    }
+}
+
+/// Stage 3: phrase checks. Phrase checks read stored text, so they are done only where they can
+/// change what is reported: a match level (counts), a supersession relation, the explained
+/// record, or a place on the page. Everything else keeps its phrase-less score, a lower bound.
+/// Bounds are only sound for the standard profile's own ranking; any other profile or ranking
+/// option checks every candidate the postings allow.
+fn check_phrases(
+    source: &dyn Source,
+    plan: &Plan<'_>,
+    hits: &mut [Hit<'_>],
+    involved: &HashSet<usize>,
+) -> Result<()> {
+    let Some(phrase) = plan.query.phrase.as_deref().filter(|_| !plan.empty) else {
+        return Ok(());
+    };
+    let token_count = plan.token_count;
+    let checks = PhraseChecks {
+        phrase,
+        limit: plan.request.limit,
+        token_count,
+        first: |i: usize, hit: &Hit<'_>| {
+            !plan.plain_standard
+                || plan.request.explain.is_some()
+                || involved.contains(&i)
+                || standard_score(hit, false, token_count).1
+                    != standard_score(hit, true, token_count).1
+        },
+        involved: |i: usize, _: &Hit<'_>| involved.contains(&i),
+    };
+    phrase_checks::check_phrases(source, hits, checks, std::iter::empty())
+}
+
+/// Stage 4: the standard score of every candidate kept, and the counts of their levels. The
+/// plain standard profile keeps only what can reach the page: the best `limit + |involved|` and
+/// the records in supersession relations (supersession only lowers the scores of those).
+/// Everything else is counted, never materialized.
+fn standard_scores<'a>(
+    plan: &Plan<'_>,
+    hits: &[Hit<'a>],
+    involved: &HashSet<usize>,
+    precounted: Option<&Counts>,
+    counts: &mut Counts,
+) -> Vec<Ranked<'a>> {
+    let (empty, token_count) = (plan.empty, plan.token_count);
+    if !plan.top_only {
+        let ranked: Vec<Ranked<'_>> = hits
+            .par_iter()
+            .map(|hit| score_hit(hit, hit.phrase == Some(true), empty, token_count))
+            .collect();
+        for r in &ranked {
+            counts.add(r.level);
+        }
+        return ranked;
+    }
+    let scored: Vec<(f64, MatchLevel)> = hits
+        .par_iter()
+        .map(|hit| standard_score(hit, hit.phrase == Some(true), token_count))
+        .collect();
+    match precounted {
+        Some(all) => counts.candidates = all.candidates,
+        None => {
+            for (_, level) in &scored {
+                counts.add(*level);
+            }
+        }
+    }
+    top_positions(&scored, hits, plan.request.limit + involved.len(), involved)
+        .into_iter()
+        .map(|i| score_hit(&hits[i], hits[i].phrase == Some(true), empty, token_count))
+        .collect()
+}
+
+/// Stage 5: the chosen profile's scores, then `--rerank`.
+fn apply_profile<'a>(
+    step: &ranking::Step<'_>,
+    plan: &Plan<'_>,
+    mut ranked: Vec<Ranked<'a>>,
+    removed: &mut HashMap<DocRef, Removal>,
+) -> Result<Vec<Ranked<'a>>> {
+    match plan.request.profile {
+        Profile::Standard => {}
+        Profile::Decay => step.decay(&mut ranked, removed)?,
+        Profile::Recency => step.recency(&mut ranked)?,
+        Profile::Bm25f => ranked = step.bm25f(ranked)?,
+    }
+    if let Some(weights) = &plan.request.rerank {
+        step.rerank(&mut ranked, weights)?;
+    }
+    Ok(ranked)
+}
+
+/// Stage 6: the order (score, then id), the `--candidates` cap, supersession (SPEC §6.1) and
+/// near-duplicate demotion (MMR), supersession again after it.
+fn post_steps(
+    step: &ranking::Step<'_>,
+    plan: &Plan<'_>,
+    ranked: &mut Vec<Ranked<'_>>,
+    removed: &mut HashMap<DocRef, Removal>,
+    candidates: usize,
+) -> Result<()> {
+    sort_by_score(ranked);
+    if plan.request.profile != Profile::Decay {
+        if let Some(cap) = plan.request.candidates {
+            post_steps::cap_candidates(ranked, cap, removed);
+        }
+    }
+    apply_supersession(ranked, candidates);
+    if plan.request.mmr_enabled() {
+        step.mmr(ranked)?;
+    }
+    apply_supersession(ranked, candidates);
+    Ok(())
+}
+
+/// Stage 7: the results passing `--min-score` (how many) and the page of them. min-score keeps
+/// a prefix: normalizedScore falls along the ranking.
+fn page<'r, 'a>(
+    plan: &Plan<'_>,
+    ranked: &'r [Ranked<'a>],
+    normalizer: &Normalizer,
+) -> (usize, &'r [Ranked<'a>]) {
+    let min_score = plan.request.min_score;
+    let kept = ranked
+        .iter()
+        .take_while(|r| min_score.is_none_or(|m| normalizer.normalized(r.score) >= m))
+        .count();
+    (kept, &ranked[..kept.min(plan.request.limit)])
+}
+
+/// The standard score of one hit (zeros for an empty query with filters).
+fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> Ranked<'a> {
+    if empty {
+        return Ranked::new(
+            hit.clone(),
+            standard::relevance(0, false, 0, 0),
+            0.0,
+            MatchLevel::Weak,
+        );
+    }
+    let relevance = standard::relevance(
+        hit.field_sum,
+        phrase,
+        hit.coverage_mask.count_ones(),
+        token_count,
+    );
+    let feedback = standard::feedback_score(&hit.feedback);
+    let level = standard::match_level(relevance.coverage, relevance.relevance);
+    Ranked::new(hit.clone(), relevance, feedback, level)
+}
+
+/// Positions of the `n` best hits by score then id, plus those in `also`, ascending.
+fn top_positions(
+    scored: &[(f64, MatchLevel)],
+    hits: &[Hit<'_>],
+    n: usize,
+    also: &HashSet<usize>,
+) -> Vec<usize> {
+    let mut keys: Vec<(f64, &str, u32)> = scored
+        .iter()
+        .zip(hits)
+        .enumerate()
+        .map(|(i, ((score, _), hit))| (*score, hit.id, i as u32))
+        .collect();
+    if keys.len() > n {
+        keys.select_nth_unstable_by(n, |a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
+        });
+        keys.truncate(n);
+    }
+    let mut positions: Vec<usize> = keys.into_iter().map(|(_, _, i)| i as usize).collect();
+    positions.extend(also.iter().copied());
+    positions.sort_unstable();
+    positions.dedup();
+    positions
+}
+
+/// Positions of the hits in a supersession relation with another hit.
+fn supersession_involved(hits: &[Hit<'_>]) -> HashSet<usize> {
+    let targets: HashSet<&str> = hits.iter().filter_map(|h| h.supersedes).collect();
+    (0..hits.len())
+        .filter(|&i| hits[i].supersedes.is_some() || targets.contains(hits[i].id))
+        .collect()
+}
