@@ -17,7 +17,7 @@
 //!   (O(1) work), [`Index::search`] answers a [`SearchRequest`] with a [`SearchResponse`] — the
 //!   same structure `reliora search` prints as JSON.
 //! - [`Profile`]: `standard`, `decay` (salience and time), `recency` (pins) and `bm25f` (term
-//!   statistics), chosen with the `profile` option; [`search_federated`] fuses several indexes;
+//!   statistics), chosen with [`QueryBuilder::profile`]; [`search_federated`] fuses several indexes;
 //!   [`eval`] measures relevance on a BEIR folder.
 //! - [`Record`]: one experience record, validated.
 //! - [`Error`]: one error type; [`Error::code`] gives the SPEC error code.
@@ -38,7 +38,7 @@
 //! JSON they serialize to may gain keys) without breaking code that reads them.
 //!
 //! ```
-//! use reliora::{BuildOptions, Index, SearchRequest};
+//! use reliora::{BackendUsed, BuildOptions, Index, Profile, SearchRequest};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let input = dir.path().join("experiences.jsonl");
@@ -57,10 +57,9 @@
 //! let index = Index::open(&index_dir)?;
 //! let response = index.search(&SearchRequest::new("tokio runtime panic"))?;
 //! assert_eq!(response.results[0].id, "rs-1");
-//! assert_eq!(response.backend, "index");
+//! assert_eq!(response.backend, BackendUsed::Index);
 //!
-//! let mut request = SearchRequest::new("tokio runtime panic");
-//! request.set_option("profile", Some("bm25f"))?;
+//! let request = SearchRequest::builder("tokio runtime panic").profile(Profile::Bm25f).build()?;
 //! let response = index.search(&request)?;
 //! assert_eq!(response.results[0].id, "rs-1");
 //! assert!(response.results[0].score_breakdown.contains_key("bm25f"));
@@ -138,7 +137,10 @@ pub use record::{Feedback, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
 pub use search::builder::QueryBuilder;
 pub use search::federated::search_federated;
+pub use search::profiles::rerank::RerankWeights;
 pub use search::request::{Backend, Profile, SearchRequest};
-pub use search::response::{Counts, Explain, SearchResponse, SearchResult};
+pub use search::response::{
+    BackendUsed, Counts, Explain, ExplainStatus, FilterKind, SearchResponse, SearchResult,
+};
 pub use search::standard::MatchLevel;
 pub use text::Analyzer;

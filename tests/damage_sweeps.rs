@@ -201,16 +201,17 @@ fn assert_handled(template: &Template, dir: &Path, name: &str, kind: Kind, at: u
                             comparable(&response)
                         };
                         assert_eq!(
-                            &answer, expected,
+                            &answer,
+                            expected,
                             "{case}: query {:?} answered differently",
-                            request.query
+                            request.query()
                         );
                     }
                     Err(error) => {
                         assert!(
                             name.ends_with(".store"),
                             "{case}: query {:?} failed: {error}",
-                            request.query
+                            request.query()
                         );
                         assert!(names(&error, name), "{case}: {error}");
                         assert!(
@@ -486,10 +487,16 @@ fn backend_index_refuses_to_fall_back_and_backend_scan_is_not_degraded() {
     assert!(names(&error, &name), "{error}");
     request.set_option("backend", Some("scan")).unwrap();
     let response = index.search(&request).unwrap();
-    assert_eq!((response.backend, response.degraded), ("scan", false));
+    assert_eq!(
+        (response.backend.as_str(), response.degraded),
+        ("scan", false)
+    );
     request.set_option("backend", Some("auto")).unwrap();
     let response = index.search(&request).unwrap();
-    assert_eq!((response.backend, response.degraded), ("scan", true));
+    assert_eq!(
+        (response.backend.as_str(), response.degraded),
+        ("scan", true)
+    );
     assert!(
         response.notices[0].contains(&name),
         "{:?}",
@@ -547,7 +554,7 @@ fn compact_heals_an_index_whose_store_is_intact() {
                 comparable(&response),
                 comparable(&reference.search(&request).unwrap()),
                 "{suffix}: {:?}",
-                request.query
+                request.query()
             );
         }
     }
