@@ -275,7 +275,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             field_map: options.field_map.clone(),
             skip_invalid: options.skip_invalid,
             stem: options.stem,
-            progress: false,
+            progress: None,
             segment_records: 0,
             spill_records: 0,
             replace: false,

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
-use reliora::index::check::{check, CheckReport};
-use reliora::index::writer;
+use reliora::internals::index::check::{check, CheckReport};
+use reliora::internals::index::writer;
 use reliora::{Error, Index, SearchRequest};
 use serde_json::Value;
 
@@ -81,9 +81,10 @@ fn template() -> Template {
     let report = check(&path);
     assert!(report.sound, "{report:?}");
     assert!(report.notes.is_empty(), "{report:?}");
-    let manifest = reliora::format::manifest::Manifest::load(&path).expect("the manifest");
+    let manifest =
+        reliora::internals::format::manifest::Manifest::load(&path).expect("the manifest");
     let log = path.join(&manifest.log);
-    let offsets: Vec<usize> = reliora::format::log::read_log(&log, manifest.log_key())
+    let offsets: Vec<usize> = reliora::internals::format::log::read_log(&log, manifest.log_key())
         .expect("the log")
         .entries
         .iter()
@@ -380,7 +381,7 @@ fn other_index(path: &Path) {
     )
     .expect("recorded");
     // The same generation number as the template: only contents tell the files apart.
-    reliora::index::writer::compact(path).expect("compacted");
+    reliora::internals::index::writer::compact(path).expect("compacted");
 }
 
 #[test]

@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use indicatif::ProgressBar;
+use crate::progress::ProgressCounter;
 use serde::Serialize;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -389,7 +389,7 @@ pub(crate) fn write_generation(
     dir: &Path,
     records: &[SourcedRecord],
     stem: bool,
-    progress: Option<&ProgressBar>,
+    progress: Option<&ProgressCounter>,
 ) -> Result<(Manifest, usize)> {
     let mut writer = GenerationWriter::new(dir, stem, true, progress)?;
     for chunk in records.chunks(DEFAULT_SPILL_RECORDS) {
@@ -411,7 +411,7 @@ pub(crate) struct GenerationWriter<'p> {
     merge: bool,
     segments: Vec<SegmentEntry>,
     terms: usize,
-    progress: Option<&'p ProgressBar>,
+    progress: Option<&'p ProgressCounter>,
     committed: bool,
 }
 
@@ -422,7 +422,7 @@ impl<'p> GenerationWriter<'p> {
         dir: &Path,
         stem: bool,
         merge: bool,
-        progress: Option<&'p ProgressBar>,
+        progress: Option<&'p ProgressCounter>,
     ) -> Result<Self> {
         Self::start(dir, stem, merge, progress, true)
     }
@@ -437,7 +437,7 @@ impl<'p> GenerationWriter<'p> {
         dir: &Path,
         stem: bool,
         merge: bool,
-        progress: Option<&'p ProgressBar>,
+        progress: Option<&'p ProgressCounter>,
         replace_previous: bool,
     ) -> Result<Self> {
         let previous = Manifest::load(dir).ok();
@@ -663,11 +663,11 @@ pub(crate) fn duplicate_level(
 ///
 /// ```
 /// use reliora::record::Outcome;
-/// use reliora::{Searcher, SearchRequest, Writer};
+/// use reliora::{IndexReader, SearchRequest, IndexWriter};
 /// use serde_json::json;
 ///
 /// let dir = tempfile::tempdir()?;
-/// let writer = Writer::new(dir.path());
+/// let writer = IndexWriter::new(dir.path());
 /// let report = writer.record_json(&json!({
 ///     "id": "ci-1",
 ///     "title": "Docker layer cache misses on every CI run",
@@ -679,7 +679,7 @@ pub(crate) fn duplicate_level(
 /// let feedback = writer.feedback("ci-1", Outcome::Success)?;
 /// assert_eq!(feedback.feedback.success, 1);
 ///
-/// let searcher = Searcher::new(dir.path());
+/// let searcher = IndexReader::new(dir.path());
 /// let response = searcher.search(&SearchRequest::new("docker cache"))?;
 /// assert_eq!(response.results[0].id, "ci-1");
 ///
@@ -688,15 +688,15 @@ pub(crate) fn duplicate_level(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct Writer {
+pub struct IndexWriter {
     dir: PathBuf,
 }
 
-impl Writer {
+impl IndexWriter {
     /// A writer for the index in `dir`. Nothing is read or created until a write: `record`
     /// into a directory without an index creates one.
-    pub fn new(dir: impl Into<PathBuf>) -> Writer {
-        Writer { dir: dir.into() }
+    pub fn new(dir: impl Into<PathBuf>) -> IndexWriter {
+        IndexWriter { dir: dir.into() }
     }
 
     /// The index directory.
