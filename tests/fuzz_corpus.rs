@@ -1,6 +1,6 @@
 //! Replays the checked-in fuzz corpus (`fuzz/corpus/<target>/`) and the crash regressions
 //! (`fuzz/regressions/<target>/`) through the entry points the cargo-fuzz targets drive
-//! (`reliora::fuzzing`), so an ordinary `cargo test` runs what fuzzing found, without
+//! (`reliora::internals::fuzzing`), so an ordinary `cargo test` runs what fuzzing found, without
 //! cargo-fuzz. Every panic counts, even one something caught; the one exemption is the `fst`
 //! crate's own code walking a crafted FST, which the dictionary guards and reports as damage.
 //! A regression input fails this test until the bug it shows is fixed.

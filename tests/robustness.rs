@@ -1,6 +1,6 @@
 //! Property tests over arbitrary input (SPEC §9): the tokenizer, the query path, the record
 //! parser and the index readers never panic, whatever the text or bytes. The same entry points
-//! (`reliora::fuzzing`) back the cargo-fuzz targets in `fuzz/` for longer runs.
+//! (`reliora::internals::fuzzing`) back the cargo-fuzz targets in `fuzz/` for longer runs.
 
 mod support;
 

@@ -10,7 +10,7 @@
 //! list. Each result names the index that ranked it best (ties: the first given).
 //!
 //! ```
-//! use reliora::search::federated::fuse;
+//! use reliora::internals::search::federated::fuse;
 //!
 //! // Index 0 ranked a, b; index 1 ranked b, c.
 //! let rankings = [vec!["a", "b"], vec!["b", "c"]];
