@@ -13,16 +13,16 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use reliora::format::codec;
-use reliora::format::dictionary::{write_dictionary, Dictionary};
-use reliora::format::file::IndexFile;
-use reliora::format::footer::FileKind;
-use reliora::format::manifest::Manifest;
-use reliora::format::store::{train_model, MAX_RECORD_LEN};
-use reliora::format::wordcode::Model;
-use reliora::index::segment::Store;
-use reliora::record::{Feedback, SourcedRecord};
-use reliora::search::standard;
+use reliora::internals::format::codec;
+use reliora::internals::format::dictionary::{write_dictionary, Dictionary};
+use reliora::internals::format::file::IndexFile;
+use reliora::internals::format::footer::FileKind;
+use reliora::internals::format::manifest::Manifest;
+use reliora::internals::format::store::{train_model, MAX_RECORD_LEN};
+use reliora::internals::format::wordcode::Model;
+use reliora::internals::index::segment::Store;
+use reliora::internals::search::standard;
+use reliora::record::{Feedback, LocatedRecord};
 use reliora::text::{Analyzer, TextAnalyzer};
 use reliora::{Index, Record, SearchRequest};
 
@@ -215,15 +215,15 @@ fn store_and_index(c: &mut Criterion) {
     });
     let dir = tempfile::tempdir().unwrap();
     let index_dir = dir.path().join("index");
-    let sourced: Vec<SourcedRecord> = records
+    let sourced: Vec<LocatedRecord> = records
         .into_iter()
         .enumerate()
-        .map(|(i, record)| SourcedRecord {
+        .map(|(i, record)| LocatedRecord {
             record,
             locator: format!("bench:{i}"),
         })
         .collect();
-    Index::build_from_records(&index_dir, sourced, false, false).unwrap();
+    Index::build_from_records(&index_dir, sourced, &reliora::BuildOptions::default()).unwrap();
     let manifest = Manifest::load(&index_dir).unwrap();
     let store = Store::open(&index_dir, &manifest.segments[0]).unwrap();
     c.bench_function("store/get_record", |b| {

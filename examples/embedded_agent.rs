@@ -17,7 +17,7 @@ use std::error::Error;
 use std::path::Path;
 
 use reliora::record::Outcome;
-use reliora::{BuildOptions, Index, SearchRequest, SearchResponse, Searcher, Writer};
+use reliora::{BuildOptions, Index, IndexReader, IndexWriter, SearchRequest, SearchResponse};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -42,8 +42,8 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // One searcher and one writer for the agent's whole life. The searcher sees every write,
     // this process's and other processes' (another agent, the CLI, an MCP server).
-    let searcher = Searcher::open(&memory)?;
-    let writer = Writer::new(&memory);
+    let searcher = IndexReader::open(&memory)?;
+    let writer = IndexWriter::new(&memory);
 
     // 1. Before starting a task.
     let task = "add a cache refresher task to the tokio service";

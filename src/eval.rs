@@ -85,7 +85,7 @@ pub struct EvalReport {
     /// The qrels split.
     pub split: String,
     /// The profile used.
-    pub profile: &'static str,
+    pub profile: crate::search::request::Profile,
     /// Whether the index was stemmed.
     pub stem: bool,
     /// Documents indexed.
@@ -275,7 +275,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             field_map: options.field_map.clone(),
             skip_invalid: options.skip_invalid,
             stem: options.stem,
-            progress: false,
+            progress: None,
             segment_records: 0,
             spill_records: 0,
             replace: false,
@@ -321,7 +321,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
     Ok(EvalReport {
         dataset: dir.clone(),
         split: options.split.clone(),
-        profile: options.request.profile.as_str(),
+        profile: options.request.profile,
         stem: options.stem,
         documents: report.records,
         skipped: report.skipped.len(),

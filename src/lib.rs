@@ -9,28 +9,37 @@
 //! a record store compressed by a word-based Huffman model, and bit-packed per-record columns,
 //! named by an atomically replaced manifest, plus a checksummed record log for writes. There is no database and no
 //! network. The behaviour follows the project's SPEC: tokenization ([`text`]), matching and
-//! scoring ([`search`]), and the record format ([`record`]).
+//! scoring ([`Index::search`]), and the record format ([`record`]).
 //!
 //! The main types:
 //!
 //! - [`Index`]: [`Index::build`] writes a generation from JSON exports, [`Index::open`] maps it
 //!   (O(1) work), [`Index::search`] answers a [`SearchRequest`] with a [`SearchResponse`] — the
 //!   same structure `reliora search` prints as JSON.
+//! - [`SearchRequest`], written with [`QueryBuilder`] ([`SearchRequest::builder`]): typed
+//!   options — [`Profile`], [`Backend`], limits and counts, filters, [`Timestamp`],
+//!   [`RerankWeights`] — validated like the command line's flags, with the same SPEC error
+//!   codes. Options that arrive as text (flags, MCP arguments, `--queries` lines) go through
+//!   one adapter, [`SearchRequest::set_option`].
 //! - [`Profile`]: `standard`, `decay` (salience and time), `recency` (pins) and `bm25f` (term
-//!   statistics), chosen with the `profile` option; [`search_federated`] fuses several indexes;
-//!   [`eval`] measures relevance on a BEIR folder.
+//!   statistics); [`search_federated`] fuses several indexes; [`eval`] measures relevance on a
+//!   BEIR folder.
+//! - [`SearchResponse`]: the results with their [`MatchLevel`], the [`BackendUsed`], and with
+//!   `--explain` an [`Explain`] carrying an [`ExplainStatus`].
 //! - [`Record`]: one experience record, validated.
 //! - [`Error`]: one error type; [`Error::code`] gives the SPEC error code.
 //!
-//! For an agent that keeps its memory open while it works (an embedded library, a server):
+//! For an agent that keeps its memory open while it works (an embedded library, a server) —
+//! the names are tantivy's: an [`Index`] is one opened snapshot, an [`IndexReader`] hands out
+//! fresh ones, an [`IndexWriter`] writes:
 //!
-//! - [`Searcher`]: searches an index directory again and again, reopening it whenever a writer
-//!   — in this process or another — changed it, so every acknowledged change is seen.
-//! - [`Writer`]: `record`, `feedback`, `delete` and `compact` on a directory (SPEC §8), each
-//!   durable when it returns; it answers with [`RecordReport`], [`FeedbackReport`],
+//! - [`IndexReader`]: searches an index directory again and again, reopening it whenever a
+//!   writer — in this process or another — changed it, so every acknowledged change is seen.
+//! - [`IndexWriter`]: `record`, `feedback`, `delete` and `compact` on a directory (SPEC §8),
+//!   each durable when it returns; it answers with [`RecordReport`], [`FeedbackReport`],
 //!   [`DeleteReport`] and [`CompactReport`].
-//! - [`QueryBuilder`] ([`SearchRequest::builder`]): a search request written method by method,
-//!   validated like the command line's flags, with the same SPEC error codes.
+//! - [`BuildOptions::progress`]: an [`OnProgress`] callback that receives [`Progress`] reports
+//!   during a build (the command line draws its progress bar from them).
 //! - `mcp` (feature `mcp`, on by default): the MCP server `reliora mcp` runs, built on the
 //!   official Rust SDK; without the feature the library needs no async runtime.
 //!
@@ -38,7 +47,7 @@
 //! JSON they serialize to may gain keys) without breaking code that reads them.
 //!
 //! ```
-//! use reliora::{BuildOptions, Index, SearchRequest};
+//! use reliora::{BackendUsed, BuildOptions, Index, Profile, SearchRequest};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let input = dir.path().join("experiences.jsonl");
@@ -57,10 +66,9 @@
 //! let index = Index::open(&index_dir)?;
 //! let response = index.search(&SearchRequest::new("tokio runtime panic"))?;
 //! assert_eq!(response.results[0].id, "rs-1");
-//! assert_eq!(response.backend, "index");
+//! assert_eq!(response.backend, BackendUsed::Index);
 //!
-//! let mut request = SearchRequest::new("tokio runtime panic");
-//! request.set_option("profile", Some("bm25f"))?;
+//! let request = SearchRequest::builder("tokio runtime panic").profile(Profile::Bm25f).build()?;
 //! let response = index.search(&request)?;
 //! assert_eq!(response.results[0].id, "rs-1");
 //! assert!(response.results[0].score_breakdown.contains_key("bm25f"));
@@ -71,7 +79,7 @@
 //!
 //! ```
 //! use reliora::record::Outcome;
-//! use reliora::{BuildOptions, ErrorCode, Index, SearchRequest, Searcher, Writer};
+//! use reliora::{BuildOptions, ErrorCode, Index, SearchRequest, IndexReader, IndexWriter};
 //! use serde_json::json;
 //!
 //! let dir = tempfile::tempdir()?;
@@ -84,8 +92,8 @@
 //! Index::build(&memory, &BuildOptions { inputs: vec![input], ..BuildOptions::default() })?;
 //!
 //! // Open once; each search sees the latest writes.
-//! let searcher = Searcher::open(&memory)?;
-//! let writer = Writer::new(&memory);
+//! let searcher = IndexReader::open(&memory)?;
+//! let writer = IndexWriter::new(&memory);
 //!
 //! // Search before starting, or when an error appears. Options validate like the CLI's flags.
 //! let request = SearchRequest::builder("address already in use").tag("ci").limit(5).build()?;
@@ -117,30 +125,35 @@
 
 pub mod error;
 pub mod eval;
-pub mod format;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod handle;
-pub mod index;
+#[doc(hidden)]
+pub mod internals;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod progress;
 pub mod record;
 pub mod schema;
-pub mod search;
 pub mod settings;
 pub mod text;
 
+pub(crate) use internals::{format, index, search};
+
 pub use error::{Error, ErrorCode, Result};
-pub use handle::searcher::Searcher;
+pub use handle::searcher::IndexReader;
 pub use handle::writer::{
-    CompactReport, DeleteReport, DuplicateWarning, FeedbackReport, RecordReport, Writer,
+    CompactReport, DeleteReport, DuplicateWarning, FeedbackCounts, FeedbackReport, IndexWriter,
+    RecordReport,
 };
-pub use index::{BuildOptions, BuildReport, Index, Stats};
-pub use record::{Feedback, Outcome, Record, Timestamp};
+pub use index::{BuildOptions, BuildReport, FileStats, Index, SkippedRecord, Stats};
+pub use progress::{OnProgress, Progress};
+pub use record::{Feedback, LocatedRecord, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
 pub use search::builder::QueryBuilder;
 pub use search::federated::search_federated;
+pub use search::profiles::rerank::RerankWeights;
 pub use search::request::{Backend, Profile, SearchRequest};
-pub use search::response::{Counts, Explain, SearchResponse, SearchResult};
+pub use search::response::{
+    BackendUsed, Counts, Explain, ExplainStatus, FilterKind, SearchResponse, SearchResult,
+};
 pub use search::standard::MatchLevel;
 pub use text::Analyzer;

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
 use reliora::handle::writer;
-use reliora::index::check::{check, CheckReport};
+use reliora::internals::index::check::{check, CheckReport};
 use reliora::{Error, Index, SearchRequest};
 use serde_json::Value;
 
@@ -81,9 +81,10 @@ fn template() -> Template {
     let report = check(&path);
     assert!(report.sound, "{report:?}");
     assert!(report.notes.is_empty(), "{report:?}");
-    let manifest = reliora::format::manifest::Manifest::load(&path).expect("the manifest");
+    let manifest =
+        reliora::internals::format::manifest::Manifest::load(&path).expect("the manifest");
     let log = path.join(&manifest.log);
-    let offsets: Vec<usize> = reliora::format::log::read_log(&log, manifest.log_key())
+    let offsets: Vec<usize> = reliora::internals::format::log::read_log(&log, manifest.log_key())
         .expect("the log")
         .entries
         .iter()
@@ -201,16 +202,17 @@ fn assert_handled(template: &Template, dir: &Path, name: &str, kind: Kind, at: u
                             comparable(&response)
                         };
                         assert_eq!(
-                            &answer, expected,
+                            &answer,
+                            expected,
                             "{case}: query {:?} answered differently",
-                            request.query
+                            request.query()
                         );
                     }
                     Err(error) => {
                         assert!(
                             name.ends_with(".store"),
                             "{case}: query {:?} failed: {error}",
-                            request.query
+                            request.query()
                         );
                         assert!(names(&error, name), "{case}: {error}");
                         assert!(
@@ -486,10 +488,16 @@ fn backend_index_refuses_to_fall_back_and_backend_scan_is_not_degraded() {
     assert!(names(&error, &name), "{error}");
     request.set_option("backend", Some("scan")).unwrap();
     let response = index.search(&request).unwrap();
-    assert_eq!((response.backend, response.degraded), ("scan", false));
+    assert_eq!(
+        (response.backend.as_str(), response.degraded),
+        ("scan", false)
+    );
     request.set_option("backend", Some("auto")).unwrap();
     let response = index.search(&request).unwrap();
-    assert_eq!((response.backend, response.degraded), ("scan", true));
+    assert_eq!(
+        (response.backend.as_str(), response.degraded),
+        ("scan", true)
+    );
     assert!(
         response.notices[0].contains(&name),
         "{:?}",
@@ -547,7 +555,7 @@ fn compact_heals_an_index_whose_store_is_intact() {
                 comparable(&response),
                 comparable(&reference.search(&request).unwrap()),
                 "{suffix}: {:?}",
-                request.query
+                request.query()
             );
         }
     }

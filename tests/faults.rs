@@ -312,7 +312,7 @@ fn no_write_follows_a_link_planted_in_the_index() {
     let base = tempdir();
     let template = base.path().join("template");
     index_with_log(&template);
-    let manifest = reliora::format::manifest::Manifest::load(&template).unwrap();
+    let manifest = reliora::internals::format::manifest::Manifest::load(&template).unwrap();
     let next = manifest.generation + 1;
     // Every name a writer creates or opens for writing.
     let names = [
@@ -498,7 +498,7 @@ fn an_interrupted_generation_is_named_by_check_and_removed_by_the_next_write() {
     let dir = tempdir();
     let dir = dir.path().join("index");
     index_with_log(&dir);
-    let manifest = reliora::format::manifest::Manifest::load(&dir).unwrap();
+    let manifest = reliora::internals::format::manifest::Manifest::load(&dir).unwrap();
     let next = manifest.generation + 1;
     // What a compaction killed before its manifest swap leaves: its journal and some files.
     let partial = [
@@ -556,7 +556,7 @@ fn a_manifest_naming_a_segment_twice_is_damage() {
     let dir = tempdir();
     let dir = dir.path().join("index");
     index_with_log(&dir);
-    let mut manifest = reliora::format::manifest::Manifest::load(&dir).unwrap();
+    let mut manifest = reliora::internals::format::manifest::Manifest::load(&dir).unwrap();
     let segment = manifest.segments[0].clone();
     manifest.segments = vec![segment; 201];
     manifest.store(&dir).unwrap();
@@ -589,7 +589,7 @@ fn explicit_compactions_racing_readers_never_report_damage() {
                 }
             });
         }
-        let writer = reliora::Writer::new(&dir);
+        let writer = reliora::IndexWriter::new(&dir);
         for _ in 0..150 {
             writer.compact().expect("compacts");
         }

@@ -1,6 +1,6 @@
 //! Replays the checked-in fuzz corpus (`fuzz/corpus/<target>/`) and the crash regressions
 //! (`fuzz/regressions/<target>/`) through the entry points the cargo-fuzz targets drive
-//! (`reliora::fuzzing`), so an ordinary `cargo test` runs what fuzzing found, without
+//! (`reliora::internals::fuzzing`), so an ordinary `cargo test` runs what fuzzing found, without
 //! cargo-fuzz. Every panic counts, even one something caught; the one exemption is the `fst`
 //! crate's own code walking a crafted FST, which the dictionary guards and reports as damage.
 //! A regression input fails this test until the bug it shows is fixed.
@@ -60,10 +60,10 @@ fn replay(target: &str, template: &Path, path: &Path, data: &[u8]) {
         .to_string();
     *CURRENT.lock().unwrap() = shown;
     let _ = std::panic::catch_unwind(|| match target {
-        "record_parse" => reliora::fuzzing::record_text(data),
+        "record_parse" => reliora::internals::fuzzing::record_text(data),
         "index_open" => {
             let work = tempfile::tempdir().expect("a temporary directory");
-            reliora::fuzzing::index_input(template, work.path(), data);
+            reliora::internals::fuzzing::index_input(template, work.path(), data);
         }
         other => panic!("no entry point for fuzz target {other}"),
     });
@@ -74,7 +74,7 @@ fn fuzz_corpus_and_regressions_replay_without_panics() {
     let started = std::time::Instant::now();
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let templates = tempfile::tempdir().expect("a temporary directory");
-    let template = reliora::fuzzing::template_index(templates.path());
+    let template = reliora::internals::fuzzing::template_index(templates.path());
     count_panics();
     let mut counts = Vec::new();
     for (target, min) in MIN_CORPUS {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use reliora::index::check::check;
+use reliora::internals::index::check::check;
 use reliora::Index;
 use support::Rng;
 

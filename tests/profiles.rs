@@ -899,8 +899,8 @@ fn federated_search_fuses_rankings_by_reciprocal_rank() {
 
 #[test]
 fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan() {
-    use reliora::format::manifest::Manifest;
-    use reliora::index::check::check;
+    use reliora::internals::format::manifest::Manifest;
+    use reliora::internals::index::check::check;
 
     let f = ladder();
     let dir = f.dir.path().join("index");

@@ -1,6 +1,6 @@
 //! Property tests over arbitrary input (SPEC §9): the tokenizer, the query path, the record
 //! parser and the index readers never panic, whatever the text or bytes. The same entry points
-//! (`reliora::fuzzing`) back the cargo-fuzz targets in `fuzz/` for longer runs.
+//! (`reliora::internals::fuzzing`) back the cargo-fuzz targets in `fuzz/` for longer runs.
 
 mod support;
 
@@ -118,7 +118,7 @@ proptest! {
 
     #[test]
     fn the_record_parser_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
-        reliora::fuzzing::record_text(&bytes);
+        reliora::internals::fuzzing::record_text(&bytes);
     }
 
     #[test]
@@ -143,7 +143,7 @@ proptest! {
         ],
     ) {
         let text = format!("{{\"title\": {}, \"{key}\": {value}}}", serde_json::to_string(&title).unwrap());
-        reliora::fuzzing::record_text(text.as_bytes());
+        reliora::internals::fuzzing::record_text(text.as_bytes());
     }
 }
 
@@ -164,7 +164,7 @@ proptest! {
         let work = tempdir();
         let dir = work.path().join("index");
         copy_dir(&small_index().1, &dir);
-        reliora::fuzzing::index_file(&dir, which, fix_checksums, &bytes);
+        reliora::internals::fuzzing::index_file(&dir, which, fix_checksums, &bytes);
         assert_no_panics();
     }
 
@@ -194,7 +194,7 @@ proptest! {
                 body.truncate(cut.index(body.len()));
             }
         }
-        reliora::fuzzing::index_file(&dir, which % names.len(), true, &body);
+        reliora::internals::fuzzing::index_file(&dir, which % names.len(), true, &body);
         assert_no_panics();
     }
 }

@@ -1093,7 +1093,10 @@ fn limit_keeps_the_first_results_and_is_clamped_at_200_with_a_notice() {
     assert_eq!(ids(&clamped), all);
     assert_eq!(clamped.notices.len(), 1, "{:?}", clamped.notices);
     assert!(clamped.notices[0].contains("200"), "{:?}", clamped.notices);
-    assert_eq!(request("q", &[("limit", "500")]).expect("valid").limit, 200);
+    assert_eq!(
+        request("q", &[("limit", "500")]).expect("valid").limit(),
+        200
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1217,7 +1220,7 @@ fn explain_tells_why_a_record_is_or_is_not_a_result() {
         assert_eq!(explain.rank, rank, "{options:?}");
         match filter {
             Some(word) => {
-                let named = explain.filter.unwrap_or_default().to_lowercase();
+                let named = explain.filter.map_or("", |f| f.as_str()).to_lowercase();
                 assert!(named.contains(word), "{options:?}: filter {named:?}");
             }
             None => assert_eq!(explain.filter, None, "{options:?}"),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use reliora::handle::writer;
-use reliora::record::{Outcome, SourcedRecord};
+use reliora::record::{LocatedRecord, Outcome};
 use reliora::{ErrorCode, Index, MatchLevel, Record, SearchRequest, SearchResponse};
 use serde_json::json;
 
@@ -245,7 +245,7 @@ fn a_torn_log_tail_is_ignored_and_cut_off_by_the_next_writer() {
     let index = dir.path().join("idx");
     writer::record(&index, rec(json!({"id": "a", "title": "alpha record"}))).unwrap();
     let log = index.join(Index::open(&index).unwrap().manifest().log.clone());
-    let commit = reliora::format::log::commit_path(&log);
+    let commit = reliora::internals::format::log::commit_path(&log);
     let committed_after_a = std::fs::read(&commit).unwrap();
     let len_after_a = std::fs::metadata(&log).unwrap().len() as usize;
     writer::record(&index, rec(json!({"id": "b", "title": "bravo record"}))).unwrap();
@@ -257,7 +257,7 @@ fn a_torn_log_tail_is_ignored_and_cut_off_by_the_next_writer() {
     assert_eq!(ids(&search(&index, "record")), ["a"]);
     writer::record(&index, rec(json!({"id": "c", "title": "charlie record"}))).unwrap();
     assert_eq!(ids(&search(&index, "record")), ["a", "c"]);
-    assert!(reliora::index::check::check(&index).sound);
+    assert!(reliora::internals::index::check::check(&index).sound);
 }
 
 #[test]
@@ -289,7 +289,7 @@ fn compaction_keeps_every_answer() {
     writer::compact(&index).unwrap();
     let after: Vec<_> = queries.iter().map(|q| answer(&search(&index, q))).collect();
     assert_eq!(before, after);
-    assert!(reliora::index::check::check(&index).sound);
+    assert!(reliora::internals::index::check::check(&index).sound);
 }
 
 #[test]
@@ -390,11 +390,11 @@ proptest! {
             return Ok(());
         }
         let fresh = dir.path().join("fresh");
-        let records: Vec<SourcedRecord> = model
+        let records: Vec<LocatedRecord> = model
             .values()
-            .map(|r| SourcedRecord { record: r.clone(), locator: r.id.clone() })
+            .map(|r| LocatedRecord { record: r.clone(), locator: r.id.clone() })
             .collect();
-        Index::build_from_records(&fresh, records, false, false).unwrap();
+        Index::build_from_records(&fresh, records, &reliora::BuildOptions::default()).unwrap();
         let written = Index::open(&index).unwrap();
         let rebuilt = Index::open(&fresh).unwrap();
         for query in ["tokio", "postgres pool", "docker cache", "flaky test retries", "lock leak"] {

@@ -1,7 +1,7 @@
 //! Arbitrary bytes in place of one file of a small index, with or without valid checksums,
 //! then open, search, show, stats, export and check. The first two input bytes choose the file
 //! and whether checksums are fixed up; the rest is the file (or its body). The template index
-//! and the decoding live in `reliora::fuzzing`, shared with the corpus replay test.
+//! and the decoding live in `reliora::internals::fuzzing`, shared with the corpus replay test.
 #![no_main]
 
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ fn template() -> &'static PathBuf {
     &TEMPLATE
         .get_or_init(|| {
             let dir = tempfile::tempdir().expect("a temporary directory");
-            let path = reliora::fuzzing::template_index(dir.path());
+            let path = reliora::internals::fuzzing::template_index(dir.path());
             (dir, path)
         })
         .1
@@ -36,6 +36,6 @@ fuzz_target!(
     },
     |data: &[u8]| {
         let work = tempfile::tempdir().expect("a temporary directory");
-        reliora::fuzzing::index_input(template(), work.path(), data);
+        reliora::internals::fuzzing::index_input(template(), work.path(), data);
     }
 );

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    reliora::fuzzing::record_text(data);
+    reliora::internals::fuzzing::record_text(data);
 });

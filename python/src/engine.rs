@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use reliora::eval::{beir_field_map, run_beir, BeirOptions};
 use reliora::record::input::FieldMap;
 use reliora::record::{parse_record_text, Outcome};
-use reliora::{BuildOptions, Error, Index, SearchRequest, Searcher, Writer};
+use reliora::{BuildOptions, Error, Index, IndexReader, IndexWriter, SearchRequest};
 use serde::Serialize;
 
 /// Search options as `(name, value)` pairs: a command-line flag name without its dashes
@@ -86,14 +86,14 @@ pub fn build(
 /// An index directory searched again and again, reopened whenever a writer — in this process
 /// or another — changed it (the library's reopening searcher). Shareable between threads.
 pub struct Reader {
-    searcher: Searcher,
+    searcher: IndexReader,
 }
 
 impl Reader {
     /// Opens the index in `dir` now: fails when there is none.
     pub fn open(dir: &Path) -> Result<Reader> {
         Ok(Reader {
-            searcher: Searcher::open(dir)?,
+            searcher: IndexReader::open(dir)?,
         })
     }
 
@@ -117,7 +117,7 @@ impl Reader {
             .par_iter()
             .map(|query| {
                 let mut request = template.clone();
-                request.query = query.clone();
+                request.set_query(query.clone());
                 Ok(json(&index.search(&request)?))
             })
             .collect()
@@ -133,23 +133,23 @@ impl Reader {
 /// `reliora record`: one record given as JSON text; the report as JSON.
 pub fn record(dir: &Path, text: &str) -> Result<String> {
     let record = parse_record_text(text, "<record>", &FieldMap::new())?;
-    Ok(json(&Writer::new(dir).record(record)?))
+    Ok(json(&IndexWriter::new(dir).record(record)?))
 }
 
 /// `reliora feedback ID --outcome OUTCOME`; the report as JSON.
 pub fn feedback(dir: &Path, id: &str, outcome: &str) -> Result<String> {
     let outcome = Outcome::parse(outcome)?;
-    Ok(json(&Writer::new(dir).feedback(id, outcome)?))
+    Ok(json(&IndexWriter::new(dir).feedback(id, outcome)?))
 }
 
 /// `reliora delete ID`; the report as JSON.
 pub fn delete(dir: &Path, id: &str) -> Result<String> {
-    Ok(json(&Writer::new(dir).delete(id)?))
+    Ok(json(&IndexWriter::new(dir).delete(id)?))
 }
 
 /// `reliora compact`; the report as JSON.
 pub fn compact(dir: &Path) -> Result<String> {
-    Ok(json(&Writer::new(dir).compact()?))
+    Ok(json(&IndexWriter::new(dir).compact()?))
 }
 
 /// `reliora eval --beir DIR`: the metrics as JSON. `options` are search options (`profile`,

@@ -288,7 +288,7 @@ pub fn batch_request(
 ) -> (String, Result<SearchRequest>) {
     let mut request = defaults.clone();
     if !line.trim_start().starts_with('{') {
-        request.query = line.to_string();
+        request.set_query(line);
         return (number.to_string(), Ok(request));
     }
     let object = match serde_json::from_str::<serde_json::Value>(line) {
@@ -314,7 +314,7 @@ pub fn batch_request(
         .map_err(|e| Error::query(e.code(), format!("{locator}: {e}")))
         .and_then(|()| match object.get("query") {
             Some(serde_json::Value::String(query)) => {
-                request.query = query.clone();
+                request.set_query(query.clone());
                 Ok(request)
             }
             Some(_) => Err(Error::query(

@@ -3,6 +3,7 @@
 mod args;
 mod eval;
 mod output;
+mod progress;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -12,10 +13,10 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, FromArgMatches};
 
 use reliora::handle::writer;
-use reliora::index::check::check;
+use reliora::internals::index::check::check;
 use reliora::record::input::FieldMap;
 use reliora::record::{parse_record_text, Outcome};
-use reliora::{BuildOptions, Error, ErrorCode, Index, Result, SearchRequest};
+use reliora::{BuildOptions, Error, ErrorCode, Index, IndexWriter, Result, SearchRequest};
 
 use args::{Cli, Command, Format, SearchArgs};
 use output::Printer;
@@ -88,18 +89,18 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         }
         Command::Record { file } => run_record(index_dir, file.as_deref(), &printer),
         Command::Feedback { id, outcome } => Outcome::parse(outcome)
-            .and_then(|outcome| writer::feedback(index_dir, id, outcome))
+            .and_then(|outcome| IndexWriter::new(index_dir).feedback(id, outcome))
             .map(|report| {
                 printer.json_or_text(&report, |out| {
                     writeln!(out, "{}: {} recorded", report.id, report.outcome)
                 });
                 0
             }),
-        Command::Delete { id } => writer::delete(index_dir, id).map(|report| {
+        Command::Delete { id } => IndexWriter::new(index_dir).delete(id).map(|report| {
             printer.json_or_text(&report, |out| writeln!(out, "{} deleted", report.id));
             0
         }),
-        Command::Compact => writer::compact(index_dir).map(|report| {
+        Command::Compact => IndexWriter::new(index_dir).compact().map(|report| {
             printer.json_or_text(&report, |out| {
                 writeln!(
                     out,
@@ -121,12 +122,11 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             printer.json_or_text(&report, |out| output::write_check(out, &report));
             Ok(if report.sound { 0 } else { 3 })
         }
-        Command::Salvage { stem } => {
-            reliora::index::salvage::salvage(index_dir, *stem).map(|report| {
+        Command::Salvage { stem } => reliora::internals::index::salvage::salvage(index_dir, *stem)
+            .map(|report| {
                 printer.json_or_text(&report, |out| output::write_salvage(out, &report));
                 0
-            })
-        }
+            }),
         #[cfg(feature = "mcp")]
         Command::Mcp => unreachable!("served above"),
     };
@@ -192,7 +192,11 @@ fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i
         field_map,
         skip_invalid: build.skip_invalid,
         stem: build.stem,
-        progress: std::io::stderr().is_terminal(),
+        progress: if std::io::stderr().is_terminal() {
+            progress::bar()
+        } else {
+            None
+        },
         segment_records: build.segment_records.map_or(0, |n| n as usize),
         spill_records: build.spill_records.map_or(0, |n| n as usize),
         replace: build.replace,
@@ -297,7 +301,7 @@ fn run_record(dir: &Path, file: Option<&Path>, printer: &Printer) -> Result<i32>
         }
     };
     let record = parse_record_text(&text, &locator, &FieldMap::new())?;
-    let report = writer::record(dir, record)?;
+    let report = IndexWriter::new(dir).record(record)?;
     printer.json_or_text(&report, |out| {
         writeln!(
             out,

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use reliora::index::check::CheckReport;
-use reliora::index::salvage::SalvageReport;
+use reliora::internals::index::check::CheckReport;
+use reliora::internals::index::salvage::SalvageReport;
 use reliora::{BuildReport, Error, SearchResponse, Stats};
 
 use super::args::Format;

@@ -19,13 +19,7 @@ use crate::record::{Feedback, Outcome, Record, Timestamp};
 pub const DECODE_LIMIT: usize = 2 << 20;
 
 /// A record with the place it came from, as it is kept in the store.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredRecord {
-    /// The record.
-    pub record: Record,
-    /// Where it came from (`file:line`, or a log position).
-    pub locator: String,
-}
+pub(crate) use crate::record::LocatedRecord as StoredRecord;
 
 /// The first byte of a record in the layout with an optional title.
 pub const OPTIONAL_TITLE: u8 = 0xFF;

@@ -1,9 +1,9 @@
-//! The handles that combine an index snapshot with search, above both: a [`Searcher`] that
-//! reopens the index whenever a writer changed it, and a [`Writer`] whose `record` warns about
+//! The handles that combine an index snapshot with search, above both: a [`IndexReader`] that
+//! reopens the index whenever a writer changed it, and a [`IndexWriter`] whose `record` warns about
 //! similar records.
 //!
-//! [`Searcher`]: searcher::Searcher
-//! [`Writer`]: writer::Writer
+//! [`IndexReader`]: searcher::IndexReader
+//! [`IndexWriter`]: writer::IndexWriter
 
 pub mod searcher;
 pub mod writer;

@@ -1,4 +1,4 @@
-//! [`Searcher`]: an index directory searched again and again by a long-lived process, that sees
+//! [`IndexReader`]: an index directory searched again and again by a long-lived process, that sees
 //! every change other writers make.
 //!
 //! An [`Index`] is a snapshot: the generation and the record log as they were when it was
@@ -27,15 +27,15 @@ use crate::search::response::SearchResponse;
 /// # Example
 ///
 /// ```
-/// use reliora::{Searcher, SearchRequest, Writer};
+/// use reliora::{IndexReader, SearchRequest, IndexWriter};
 /// use reliora::record::Record;
 /// use serde_json::json;
 ///
 /// let dir = tempfile::tempdir()?;
-/// let writer = Writer::new(dir.path());
+/// let writer = IndexWriter::new(dir.path());
 /// writer.record(Record::from_json(&json!({"id": "a", "title": "flaky CI cache"}))?)?;
 ///
-/// let searcher = Searcher::open(dir.path())?;
+/// let searcher = IndexReader::open(dir.path())?;
 /// assert_eq!(searcher.search(&SearchRequest::new("flaky cache"))?.results.len(), 1);
 ///
 /// // A write — from this process or any other — is seen by the next search.
@@ -43,25 +43,25 @@ use crate::search::response::SearchResponse;
 /// assert_eq!(searcher.search(&SearchRequest::new("flaky"))?.results.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Searcher {
+pub struct IndexReader {
     dir: PathBuf,
     current: Mutex<Option<Arc<Index>>>,
 }
 
-impl Searcher {
+impl IndexReader {
     /// A searcher over `dir` that opens the index on first use (so that a directory without an
-    /// index yet, which [`Writer::record`](crate::Writer::record) will create, is no error
+    /// index yet, which [`IndexWriter::record`](crate::IndexWriter::record) will create, is no error
     /// until searched).
-    pub fn new(dir: impl Into<PathBuf>) -> Searcher {
-        Searcher {
+    pub fn new(dir: impl Into<PathBuf>) -> IndexReader {
+        IndexReader {
             dir: dir.into(),
             current: Mutex::new(None),
         }
     }
 
     /// A searcher over `dir`, opening the index now: fails when there is none.
-    pub fn open(dir: impl Into<PathBuf>) -> Result<Searcher> {
-        let searcher = Searcher::new(dir);
+    pub fn open(dir: impl Into<PathBuf>) -> Result<IndexReader> {
+        let searcher = IndexReader::new(dir);
         searcher.index()?;
         Ok(searcher)
     }
@@ -119,7 +119,7 @@ fn is_current(dir: &Path, index: &Index) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handle::writer::Writer;
+    use crate::handle::writer::IndexWriter;
     use crate::record::{Outcome, Record};
     use serde_json::json;
 
@@ -130,8 +130,8 @@ mod tests {
     #[test]
     fn a_searcher_sees_records_feedback_deletes_and_compaction() {
         let dir = tempfile::tempdir().unwrap();
-        let writer = Writer::new(dir.path());
-        let searcher = Searcher::new(dir.path());
+        let writer = IndexWriter::new(dir.path());
+        let searcher = IndexReader::new(dir.path());
         assert!(searcher.search(&SearchRequest::new("x")).is_err());
 
         writer
@@ -146,7 +146,7 @@ mod tests {
         writer
             .record(record("b", "gradle cache corrupted"))
             .unwrap();
-        let ids = |s: &Searcher| -> Vec<String> {
+        let ids = |s: &IndexReader| -> Vec<String> {
             s.search(&SearchRequest::new("gradle"))
                 .unwrap()
                 .results

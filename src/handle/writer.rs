@@ -1,4 +1,4 @@
-//! [`Writer`]: the write side of an index directory — `record`, `feedback`, `delete` and
+//! [`IndexWriter`]: the write side of an index directory — `record`, `feedback`, `delete` and
 //! `compact` (SPEC §8) — with the duplicate warnings of `record`, which search the index as it
 //! was before the write. The log appends themselves are the index's
 //! ([`crate::index::writer`]); this module adds what needs a search.
@@ -176,11 +176,11 @@ pub(crate) fn duplicate_level(
 ///
 /// ```
 /// use reliora::record::Outcome;
-/// use reliora::{Searcher, SearchRequest, Writer};
+/// use reliora::{IndexReader, IndexWriter, SearchRequest};
 /// use serde_json::json;
 ///
 /// let dir = tempfile::tempdir()?;
-/// let writer = Writer::new(dir.path());
+/// let writer = IndexWriter::new(dir.path());
 /// let report = writer.record_json(&json!({
 ///     "id": "ci-1",
 ///     "title": "Docker layer cache misses on every CI run",
@@ -192,7 +192,7 @@ pub(crate) fn duplicate_level(
 /// let feedback = writer.feedback("ci-1", Outcome::Success)?;
 /// assert_eq!(feedback.feedback.success, 1);
 ///
-/// let searcher = Searcher::new(dir.path());
+/// let searcher = IndexReader::new(dir.path());
 /// let response = searcher.search(&SearchRequest::new("docker cache"))?;
 /// assert_eq!(response.results[0].id, "ci-1");
 ///
@@ -201,15 +201,15 @@ pub(crate) fn duplicate_level(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct Writer {
+pub struct IndexWriter {
     dir: PathBuf,
 }
 
-impl Writer {
+impl IndexWriter {
     /// A writer for the index in `dir`. Nothing is read or created until a write: `record`
     /// into a directory without an index creates one.
-    pub fn new(dir: impl Into<PathBuf>) -> Writer {
-        Writer { dir: dir.into() }
+    pub fn new(dir: impl Into<PathBuf>) -> IndexWriter {
+        IndexWriter { dir: dir.into() }
     }
 
     /// The index directory.

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use indicatif::ProgressBar;
+use crate::progress::ProgressCounter;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
@@ -214,7 +214,7 @@ pub(crate) fn write_segment(
     records: &[SourcedRecord],
     analyzer: &TextAnalyzer,
     shared: &mut BuildShared,
-    progress: Option<&ProgressBar>,
+    progress: Option<&ProgressCounter>,
 ) -> Result<WrittenSegment> {
     let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
     let inverted = invert(records, analyzer, &mut shared.frequent, progress);
@@ -290,7 +290,7 @@ fn invert(
     records: &[SourcedRecord],
     analyzer: &TextAnalyzer,
     frequent: &mut Option<FrequentWords>,
-    progress: Option<&ProgressBar>,
+    progress: Option<&ProgressCounter>,
 ) -> Inverted {
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());

@@ -18,7 +18,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -30,6 +29,7 @@ use crate::format::manifest::Manifest;
 use crate::record::input::{read_inputs_in_batches, FieldMap, SourcedRecord};
 use crate::text::TextAnalyzer;
 
+use crate::progress::{OnProgress, ProgressCounter};
 use config::IndexConfig;
 use overlay::Overlay;
 use segment::{Segment, Store};
@@ -45,8 +45,8 @@ pub struct BuildOptions {
     pub skip_invalid: bool,
     /// Stem tokens with Snowball English.
     pub stem: bool,
-    /// Draw a progress bar on stderr.
-    pub progress: bool,
+    /// Called as records are indexed; `None` reports nothing.
+    pub progress: Option<OnProgress>,
     /// Records per segment (`--segment-records`), the segments kept as written; 0 means one
     /// segment, written in spills of `spill_records` records merged at the end. A build holds
     /// one segment's (or spill's) records and postings in memory at a time.
@@ -198,7 +198,7 @@ impl Index {
     ) -> Result<BuildReport> {
         files::create_index_dir(dir)?;
         let _lock = writer::WriterLock::acquire(dir)?;
-        let bar = options.progress.then(spinner);
+        let bar = (options.progress.clone()).map(|callback| ProgressCounter::new(callback, None));
         let writer = writer::GenerationWriter::new(dir, options.stem, merge, bar.as_ref())?;
         // Every id seen, with its position in the build (segment-major), for duplicates.
         let mut ids: HashMap<Box<str>, u64> = HashMap::new();
@@ -288,9 +288,9 @@ impl Index {
     pub fn build_from_records(
         dir: &Path,
         records: Vec<SourcedRecord>,
-        stem: bool,
-        progress: bool,
+        options: &BuildOptions,
     ) -> Result<BuildReport> {
+        let stem = options.stem;
         let mut first_seen: HashMap<&str, &str> = HashMap::with_capacity(records.len());
         for r in &records {
             if let Some(first) = first_seen.insert(&r.record.id, &r.locator) {
@@ -305,16 +305,8 @@ impl Index {
         let dropped_recorded = check_build_target(dir, true)?;
         files::create_index_dir(dir)?;
         let _lock = writer::WriterLock::acquire(dir)?;
-        let bar = progress.then(|| {
-            let bar = ProgressBar::new(records.len() as u64);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} indexing {pos}/{len} records {wide_bar} {eta}",
-                )
-                .expect("valid template"),
-            );
-            bar
-        });
+        let bar = (options.progress.clone())
+            .map(|callback| ProgressCounter::new(callback, Some(records.len() as u64)));
         let (manifest, terms) = writer::write_generation(dir, &records, stem, bar.as_ref())?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
@@ -713,16 +705,6 @@ fn duplicate_error(
         first,
         second,
     })
-}
-
-/// The progress spinner of a streaming build.
-fn spinner() -> ProgressBar {
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} indexing {pos} records {elapsed}")
-            .expect("valid template"),
-    );
-    bar
 }
 
 /// Notes the id of `r`, the next record of a build after `written` records handed to the

@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use indicatif::ProgressBar;
+use crate::progress::ProgressCounter;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -372,7 +372,7 @@ pub(crate) fn write_generation(
     dir: &Path,
     records: &[SourcedRecord],
     stem: bool,
-    progress: Option<&ProgressBar>,
+    progress: Option<&ProgressCounter>,
 ) -> Result<(Manifest, usize)> {
     let mut writer = GenerationWriter::new(dir, stem, true, progress)?;
     for chunk in records.chunks(DEFAULT_SPILL_RECORDS) {
@@ -394,7 +394,7 @@ pub(crate) struct GenerationWriter<'p> {
     merge: bool,
     segments: Vec<SegmentEntry>,
     terms: usize,
-    progress: Option<&'p ProgressBar>,
+    progress: Option<&'p ProgressCounter>,
     committed: bool,
 }
 
@@ -405,7 +405,7 @@ impl<'p> GenerationWriter<'p> {
         dir: &Path,
         stem: bool,
         merge: bool,
-        progress: Option<&'p ProgressBar>,
+        progress: Option<&'p ProgressCounter>,
     ) -> Result<Self> {
         Self::start(dir, stem, merge, progress, true)
     }
@@ -420,7 +420,7 @@ impl<'p> GenerationWriter<'p> {
         dir: &Path,
         stem: bool,
         merge: bool,
-        progress: Option<&'p ProgressBar>,
+        progress: Option<&'p ProgressCounter>,
         replace_previous: bool,
     ) -> Result<Self> {
         let previous = Manifest::load(dir).ok();

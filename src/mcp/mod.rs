@@ -22,8 +22,8 @@
 //! tool call at all: an unknown tool, a malformed request.
 //!
 //! Every call works on the index directory afresh: searches go through a
-//! [`Searcher`](crate::Searcher), which reopens the index whenever another process changed it,
-//! and writes through a [`Writer`], durable when the call returns. The library calls run on Tokio's blocking pool, so a write
+//! [`IndexReader`](crate::IndexReader), which reopens the index whenever another process changed it,
+//! and writes through a [`IndexWriter`], durable when the call returns. The library calls run on Tokio's blocking pool, so a write
 //! waiting for another process's writer lock never stalls the protocol. The server writes
 //! nothing but protocol messages to stdout; its few log lines go to stderr.
 //!
@@ -62,7 +62,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::handle::writer::Writer;
+use crate::handle::writer::IndexWriter;
 use tools::Memory;
 
 /// What the server tells an agent when it connects: when to search and when to record.
@@ -224,7 +224,7 @@ impl ServerHandler for McpServer {
 /// `reliora mcp` runs. Creates an empty index first when the directory holds none, as
 /// `record` would, so that a new memory answers searches with no results.
 pub fn serve_stdio(dir: PathBuf) -> Result<()> {
-    let created = Writer::new(&dir).create_if_missing()?;
+    let created = IndexWriter::new(&dir).create_if_missing()?;
     eprintln!(
         "reliora mcp: serving {}{} on stdio",
         dir.display(),

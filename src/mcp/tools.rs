@@ -1,5 +1,5 @@
 //! The four tools as plain functions: JSON arguments in, the CLI's JSON out, or an [`Error`]
-//! with its SPEC code. They translate and delegate to [`Searcher`] and [`Writer`]; no search or
+//! with its SPEC code. They translate and delegate to [`IndexReader`] and [`IndexWriter`]; no search or
 //! write logic lives here.
 
 use std::path::Path;
@@ -9,16 +9,16 @@ use serde_json::{Map, Value};
 
 use super::schema;
 use crate::error::{Error, ErrorCode, Result};
-use crate::handle::searcher::Searcher;
-use crate::handle::writer::Writer;
+use crate::handle::searcher::IndexReader;
+use crate::handle::writer::IndexWriter;
 use crate::record::input::FieldMap;
 use crate::record::{parse_record_text, Outcome};
 use crate::search::request::SearchRequest;
 
 /// The index directory the tools work on.
 pub(crate) struct Memory {
-    pub searcher: Searcher,
-    pub writer: Writer,
+    pub searcher: IndexReader,
+    pub writer: IndexWriter,
     /// The ways a message may spell the index directory (as given, absolute, canonical),
     /// longest first, to name files relative to it in tool errors.
     dir_spellings: Vec<String>,
@@ -40,8 +40,8 @@ impl Memory {
         dir_spellings.sort_by_key(|path| std::cmp::Reverse(path.len()));
         dir_spellings.dedup();
         Memory {
-            searcher: Searcher::new(dir),
-            writer: Writer::new(dir),
+            searcher: IndexReader::new(dir),
+            writer: IndexWriter::new(dir),
             dir_spellings,
         }
     }

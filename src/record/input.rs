@@ -163,14 +163,20 @@ impl FieldMap {
     }
 }
 
-/// A valid record and where it came from.
+/// A valid record and where it came from: the one record-with-locator type, for records read
+/// from input files, kept in the store and returned by
+/// [`IndexReader::get`](crate::IndexReader::get).
 #[derive(Debug, Clone, PartialEq)]
-pub struct SourcedRecord {
+pub struct LocatedRecord {
     /// The record.
     pub record: Record,
-    /// `PATH:LINE` of the line where the record starts.
+    /// Where it came from: `PATH:LINE` of the line where the record starts, or, for a record
+    /// written by `record`, its position in the record log; `show` accepts it.
     pub locator: String,
 }
+
+/// The name the build code uses for a [`LocatedRecord`] read from input.
+pub(crate) type SourcedRecord = LocatedRecord;
 
 /// A record left out under `--skip-invalid`, and why.
 #[derive(Debug)]

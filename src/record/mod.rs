@@ -41,7 +41,8 @@ pub mod timestamp;
 mod validate;
 
 pub use canonical::{canonical_json, derived_id};
-pub use input::{parse_record_text, read_inputs, FieldMap, InputBatch, Skipped, SourcedRecord};
+pub(crate) use input::SourcedRecord;
+pub use input::{parse_record_text, read_inputs, FieldMap, InputBatch, LocatedRecord, Skipped};
 pub use outcome::Outcome;
 pub use timestamp::Timestamp;
 pub use validate::validate_id;

@@ -2,7 +2,7 @@
 //! kept so far — a JSON array — is at most 4 × N characters; the first result is always kept.
 //!
 //! ```
-//! use reliora::search::budget::kept_within;
+//! use reliora::internals::search::budget::kept_within;
 //!
 //! // Results whose compact JSON is 10, 10 and 10 characters: `[r1]` is 12 characters,
 //! // `[r1,r2]` 23 and `[r1,r2,r3]` 34.

@@ -1,16 +1,20 @@
-//! Building a [`SearchRequest`] from named options: [`QueryBuilder`] for Rust callers, and
-//! [`SearchRequest::apply_json_options`] for JSON objects (the MCP server's `search` arguments).
+//! Building a [`SearchRequest`] from options: [`QueryBuilder`] with typed values for Rust
+//! callers, and [`SearchRequest::apply_json_options`] for JSON objects (the MCP server's
+//! `search` arguments and `--queries` lines).
 //!
-//! Both go through [`SearchRequest::set_option`], the validation the command line uses, so an
-//! option rejected on the command line is rejected here with the same SPEC error code, and
-//! options are validated in the order given, the first invalid one reported (SPEC §6).
+//! Both validate each option with the rules the command line uses, so an option rejected on
+//! the command line is rejected here with the same SPEC error code, and options are validated
+//! in the order given, the first invalid one reported (SPEC §6).
 
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::search::request::{Backend, SearchRequest};
+use crate::record::Timestamp;
+use crate::search::profiles::rerank::RerankWeights;
+use crate::search::request::{saturating_i64, Backend, Profile, SearchOption, SearchRequest};
 
-/// A chainable way to write a [`SearchRequest`]; [`QueryBuilder::build`] validates.
+/// A chainable way to write a [`SearchRequest`] with typed options; [`QueryBuilder::build`]
+/// validates.
 ///
 /// Each method records one option, as a command-line flag would; nothing is checked until
 /// [`build`](QueryBuilder::build), which applies them in call order and reports the first
@@ -20,30 +24,32 @@ use crate::search::request::{Backend, SearchRequest};
 /// # Example
 ///
 /// ```
-/// use reliora::{ErrorCode, SearchRequest};
+/// use reliora::{ErrorCode, Profile, SearchRequest, Timestamp};
 ///
 /// let request = SearchRequest::builder("connection pool timeout")
 ///     .limit(5)
 ///     .tag("postgres")
 ///     .project_context("payments")
 ///     .min_score(0.25)
-///     .now("2026-01-01T00:00:00Z")
+///     .profile(Profile::Bm25f)
+///     .now(Timestamp::parse("2026-01-01T00:00:00Z")?)
 ///     .build()?;
-/// assert_eq!(request.limit, 5);
-/// assert_eq!(request.tags, ["postgres"]);
+/// assert_eq!(request.limit(), 5);
+/// assert_eq!(request.tags(), ["postgres"]);
+/// assert_eq!(request.profile(), Profile::Bm25f);
 ///
 /// // Invalid options fail with the code the command line reports.
 /// let error = SearchRequest::builder("q").limit(0).build().unwrap_err();
 /// assert_eq!(error.code(), ErrorCode::InvalidLimit);
 /// let error = SearchRequest::builder("q").tag(" - ").build().unwrap_err();
 /// assert_eq!(error.code(), ErrorCode::InvalidTag);
-/// # Ok::<(), reliora::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
 #[must_use = "a query builder does nothing until `build` is called"]
 pub struct QueryBuilder {
     query: String,
-    options: Vec<(String, Option<String>)>,
+    options: Vec<SearchOption>,
 }
 
 impl SearchRequest {
@@ -57,79 +63,113 @@ impl SearchRequest {
 }
 
 impl QueryBuilder {
-    /// Any option by its flag name without dashes (`"limit"`, `"min-score"`, …) and textual
-    /// value; `None` for a flag without a value (`"full"`).
-    pub fn option(mut self, name: impl Into<String>, value: Option<&str>) -> Self {
-        self.options.push((name.into(), value.map(str::to_string)));
+    fn push(mut self, option: SearchOption) -> Self {
+        self.options.push(option);
         self
+    }
+
+    /// Any option by its flag name without dashes (`"limit"`, `"min-score"`, …) and textual
+    /// value; `None` for a flag without a value (`"full"`). See [`SearchRequest::set_option`].
+    pub fn option(self, name: impl Into<String>, value: Option<&str>) -> Self {
+        self.push(SearchOption::Named(name.into(), value.map(str::to_string)))
     }
 
     /// `--limit N`: at most this many results (1–200; above 200 clamped with a notice; 0 is
     /// `invalid_limit`).
     pub fn limit(self, n: usize) -> Self {
-        self.option("limit", Some(&n.to_string()))
+        self.push(SearchOption::Limit(saturating_i64(n as u64), n.to_string()))
     }
 
     /// `--min-score X`: a fraction in [0, 1] or a percentage in (1, 100]; anything else is
     /// `invalid_min_score`.
     pub fn min_score(self, x: f64) -> Self {
-        self.option("min-score", Some(&x.to_string()))
+        self.push(SearchOption::MinScore(x, x.to_string()))
     }
 
     /// `--project-context TEXT`: keep records whose project context, applicability or tags
     /// match it (`invalid_project_context` when TEXT has no tokens).
-    pub fn project_context(self, text: &str) -> Self {
-        self.option("project-context", Some(text))
+    pub fn project_context(self, text: impl Into<String>) -> Self {
+        self.push(SearchOption::ProjectContext(text.into()))
     }
 
     /// `--tag T`: keep records with this tag; repeat for several, all required (`invalid_tag`
     /// when T has no words).
-    pub fn tag(self, tag: &str) -> Self {
-        self.option("tag", Some(tag))
+    pub fn tag(self, tag: impl Into<String>) -> Self {
+        self.push(SearchOption::Tag(tag.into()))
     }
 
     /// `--type T`: keep records of this memory type (`invalid_option` when blank).
-    pub fn memory_type(self, memory_type: &str) -> Self {
-        self.option("type", Some(memory_type))
+    pub fn memory_type(self, memory_type: impl Into<String>) -> Self {
+        self.push(SearchOption::MemoryType(memory_type.into()))
     }
 
-    /// `--profile NAME` (`unknown_profile` when it names none).
-    pub fn profile(self, name: &str) -> Self {
-        self.option("profile", Some(name))
+    /// `--profile`: the ranking profile.
+    pub fn profile(self, profile: Profile) -> Self {
+        self.push(SearchOption::Profile(profile))
     }
 
-    /// `--now RFC3339`: the reference time instead of the clock (`invalid_option` when it does
-    /// not parse).
-    pub fn now(self, rfc3339: &str) -> Self {
-        self.option("now", Some(rfc3339))
+    /// `--now`: the reference time instead of the clock.
+    pub fn now(self, now: Timestamp) -> Self {
+        self.push(SearchOption::Now(now))
     }
 
     /// `--explain ID`: say why this record is or is not a result.
-    pub fn explain(self, id: &str) -> Self {
-        self.option("explain", Some(id))
+    pub fn explain(self, id: impl Into<String>) -> Self {
+        self.push(SearchOption::Explain(id.into()))
     }
 
     /// `--full`: include each result's whole record.
     pub fn full(self, full: bool) -> Self {
-        self.option("full", Some(if full { "true" } else { "false" }))
+        self.push(SearchOption::Full(full))
     }
 
     /// `--backend`: the index with fallback (default), the index only, or a scan.
     pub fn backend(self, backend: Backend) -> Self {
-        let name = match backend {
-            Backend::Auto => "auto",
-            Backend::Index => "index",
-            Backend::Scan => "scan",
-        };
-        self.option("backend", Some(name))
+        self.push(SearchOption::Backend(backend))
+    }
+
+    /// `--include-superseded`: `decay` keeps superseded records.
+    pub fn include_superseded(self, on: bool) -> Self {
+        self.push(SearchOption::IncludeSuperseded(on))
+    }
+
+    /// `--candidates N` (1–500; above 500 clamped with a notice; 0 is `invalid_candidates`).
+    pub fn candidates(self, n: usize) -> Self {
+        self.push(SearchOption::Candidates(saturating_i64(n as u64)))
+    }
+
+    /// `--mmr`: near-duplicate demotion on or off (the default: on only in `decay`).
+    pub fn mmr(self, on: bool) -> Self {
+        self.push(SearchOption::Mmr(on))
+    }
+
+    /// `--token-budget N` (1–16000; above clamped with a notice; 0 is
+    /// `invalid_token_budget`).
+    pub fn token_budget(self, n: u64) -> Self {
+        self.push(SearchOption::TokenBudget(saturating_i64(n)))
+    }
+
+    /// `--entity NAME`: a query entity, instead of detecting them; repeat for several.
+    pub fn entity(self, name: impl Into<String>) -> Self {
+        self.push(SearchOption::Entity(name.into()))
+    }
+
+    /// `--rerank`: the weights of the rerank features.
+    pub fn rerank(self, weights: RerankWeights) -> Self {
+        self.push(SearchOption::Rerank(weights))
+    }
+
+    /// `--config FILE`: the settings file (`invalid_option` when it cannot be read or parsed).
+    pub fn config(self, path: impl Into<String>) -> Self {
+        self.push(SearchOption::Config(path.into()))
     }
 
     /// Validates the options in the order they were given and returns the request, or the
     /// first invalid option's error (an [`Error::InvalidQuery`](crate::Error::InvalidQuery) with its SPEC code).
     pub fn build(self) -> Result<SearchRequest> {
         let mut request = SearchRequest::new(self.query);
-        for (name, value) in &self.options {
-            request.set_option(name, value.as_deref())?;
+        for option in self.options {
+            request.apply(option)?;
         }
         Ok(request)
     }
@@ -153,7 +193,7 @@ impl SearchRequest {
     /// let options = json!({"limit": 3, "tags": ["rust", "tokio"], "minScore": 0.5, "full": true});
     /// let mut request = SearchRequest::new("runtime panic");
     /// request.apply_json_options(options.as_object().unwrap(), &[])?;
-    /// assert_eq!((request.limit, request.tags.len(), request.full), (3, 2, true));
+    /// assert_eq!((request.limit(), request.tags().len(), request.full()), (3, 2, true));
     ///
     /// let bad = json!({"limit": "many"});
     /// let error = request.apply_json_options(bad.as_object().unwrap(), &[]).unwrap_err();
@@ -279,7 +319,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidMinScore);
         let error = SearchRequest::builder("q")
-            .profile("nope")
+            .option("profile", Some("nope"))
             .memory_type(" ")
             .build()
             .unwrap_err();

@@ -3,8 +3,8 @@
 //! whether an entity occurs in a record.
 //!
 //! ```
-//! use reliora::search::entities::{occurs_in, query_entities};
-//! use reliora::search::settings::EntitySettings;
+//! use reliora::internals::search::entities::{occurs_in, query_entities};
+//! use reliora::internals::search::settings::EntitySettings;
 //!
 //! let known = |name: &str| Ok::<_, reliora::Error>(name == "sqlx");
 //! let entities =

@@ -10,7 +10,7 @@
 //! list. Each result names the index that ranked it best (ties: the first given).
 //!
 //! ```
-//! use reliora::search::federated::fuse;
+//! use reliora::internals::search::federated::fuse;
 //!
 //! // Index 0 ranked a, b; index 1 ranked b, c.
 //! let rankings = [vec!["a", "b"], vec!["b", "c"]];
@@ -29,8 +29,8 @@ use crate::index::Index;
 use crate::record::Timestamp;
 use crate::search::post_steps::apply_token_budget;
 use crate::search::request::SearchRequest;
-use crate::search::response::{Counts, SearchResponse, SearchResult};
-use crate::settings::{FederationSettings, Settings};
+use crate::search::response::{BackendUsed, Counts, ExplainStatus, SearchResponse, SearchResult};
+use crate::search::settings::{FederationSettings, Settings};
 
 /// One fused result.
 #[derive(Debug, Clone, PartialEq)]
@@ -218,7 +218,7 @@ pub fn search_federated(
     let explain = responses
         .iter()
         .filter_map(|r| r.explain.clone())
-        .find(|e| e.status != "not_found")
+        .find(|e| e.status != ExplainStatus::NotFound)
         .or_else(|| responses.first().and_then(|r| r.explain.clone()));
     let first = responses.first();
     Ok(SearchResponse {
@@ -227,12 +227,12 @@ pub fn search_federated(
         tokens: first.map(|r| r.tokens.clone()).unwrap_or_default(),
         dropped_tokens: first.map(|r| r.dropped_tokens.clone()).unwrap_or_default(),
         analyzer: first.map_or(crate::text::route(&request.query), |r| r.analyzer),
-        profile: request.profile.as_str(),
+        profile: request.profile,
         now: first.map_or_else(String::new, |r| r.now.clone()),
-        backend: if responses.iter().all(|r| r.backend == "index") {
-            "index"
+        backend: if responses.iter().all(|r| r.backend == BackendUsed::Index) {
+            BackendUsed::Index
         } else {
-            "scan"
+            BackendUsed::Scan
         },
         degraded: responses.iter().any(|r| r.degraded),
         notices,

@@ -3,6 +3,7 @@
 use crate::record::Record;
 use crate::search::query::token_matches;
 use crate::search::request::SearchRequest;
+use crate::search::response::FilterKind;
 use crate::text::{self, Analyzer, IndexToken, TextAnalyzer, Token};
 
 /// The filters of one request, analyzed.
@@ -44,7 +45,7 @@ impl Filters {
     }
 
     /// The first filter `record` fails, by its option name, or `None` when it passes them all.
-    pub fn rejects(&self, record: &Record, analyzer: &TextAnalyzer) -> Option<&'static str> {
+    pub fn rejects(&self, record: &Record, analyzer: &TextAnalyzer) -> Option<FilterKind> {
         if let Some((tokens, routed)) = &self.project_context {
             let mut record_tokens: Vec<IndexToken> = Vec::new();
             for value in record
@@ -59,18 +60,18 @@ impl Filters {
                 .iter()
                 .any(|q| record_tokens.iter().any(|t| token_matches(q, t, *routed)));
             if !hit {
-                return Some("projectContext");
+                return Some(FilterKind::ProjectContext);
             }
         }
         if !self.tags.is_empty() {
             let record_tags: Vec<String> = record.tags.iter().map(|t| text::phrase(t)).collect();
             if !self.tags.iter().all(|t| record_tags.contains(t)) {
-                return Some("tag");
+                return Some(FilterKind::Tag);
             }
         }
         if let Some(wanted) = &self.memory_type {
             if record.memory_type_normalized() != *wanted {
-                return Some("type");
+                return Some(FilterKind::MemoryType);
             }
         }
         None

@@ -3,7 +3,7 @@
 //! (other profiles).
 //!
 //! ```
-//! use reliora::search::mmr::{content_prefix, near_duplicates};
+//! use reliora::internals::search::mmr::{content_prefix, near_duplicates};
 //!
 //! let a = content_prefix("Pool  TIMEOUT\nunder load", 100);
 //! assert_eq!(a, "pool timeout under load");

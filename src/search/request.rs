@@ -85,52 +85,154 @@ pub enum Backend {
     Scan,
 }
 
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Profile {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl serde::Serialize for Profile {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl Backend {
+    /// Parses `auto`, `index` or `scan`.
+    pub fn parse(name: &str) -> Result<Backend> {
+        match name {
+            "auto" => Ok(Backend::Auto),
+            "index" => Ok(Backend::Index),
+            "scan" => Ok(Backend::Scan),
+            _ => Err(Error::query(
+                ErrorCode::InvalidOption,
+                format!("--backend {name:?}: expected auto, index or scan"),
+            )),
+        }
+    }
+
+    /// The backend's name, as `--backend` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Index => "index",
+            Backend::Scan => "scan",
+        }
+    }
+}
+
 /// One search: the query and its validated options.
+///
+/// Written with [`SearchRequest::builder`] (typed options, validated by
+/// [`QueryBuilder::build`](crate::QueryBuilder::build)) or, for options that arrive as text
+/// (command-line flags, MCP arguments, `--queries` lines), with [`SearchRequest::set_option`].
+/// Either way every option passes the same validation, with the same SPEC error codes. The
+/// fields are read through accessors of the same names.
+///
+/// # Example
+///
+/// ```
+/// use reliora::{Backend, Profile, SearchRequest};
+///
+/// let request = SearchRequest::builder("tokio runtime panic")
+///     .profile(Profile::Bm25f)
+///     .limit(5)
+///     .backend(Backend::Index)
+///     .build()?;
+/// assert_eq!((request.profile(), request.limit()), (Profile::Bm25f, 5));
+///
+/// // The same options as text, as the command line gives them.
+/// let mut same = SearchRequest::new("tokio runtime panic");
+/// same.set_option("profile", Some("bm25f"))?;
+/// same.set_option("limit", Some("5"))?;
+/// assert_eq!(same.profile(), Profile::Bm25f);
+/// # Ok::<(), reliora::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query text; any text is valid.
-    pub query: String,
+    pub(crate) query: String,
     /// At most this many results (1–200).
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Keep results whose normalizedScore is at least this fraction.
-    pub min_score: Option<f64>,
+    pub(crate) min_score: Option<f64>,
     /// `--project-context`.
-    pub project_context: Option<String>,
+    pub(crate) project_context: Option<String>,
     /// `--tag`, each required.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// `--type`, trimmed and lowercased.
-    pub memory_type: Option<String>,
+    pub(crate) memory_type: Option<String>,
     /// The ranking profile.
-    pub profile: Profile,
+    pub(crate) profile: Profile,
     /// The reference time; the clock when absent.
-    pub now: Option<Timestamp>,
+    pub(crate) now: Option<Timestamp>,
     /// `--explain ID`.
-    pub explain: Option<String>,
+    pub(crate) explain: Option<String>,
     /// `--full`: include each result's whole record.
-    pub full: bool,
+    pub(crate) full: bool,
     /// Index, scan, or index with fallback.
-    pub backend: Backend,
+    pub(crate) backend: Backend,
     /// Notices produced while validating (clamped values).
-    pub notices: Vec<String>,
+    pub(crate) notices: Vec<String>,
     /// Records treated as absent, by id (not a command-line option: the duplicate check of
     /// `record` uses it).
-    pub exclude_ids: Vec<String>,
+    pub(crate) exclude_ids: Vec<String>,
     /// `--include-superseded`: `decay` keeps superseded records.
-    pub include_superseded: bool,
+    pub(crate) include_superseded: bool,
     /// `--candidates N` (1–500): `decay` keeps the top N by relevance (default 200); the other
     /// profiles, when it is given, keep their top N before the post-steps.
-    pub candidates: Option<usize>,
+    pub(crate) candidates: Option<usize>,
     /// `--mmr`: near-duplicate demotion; `None` is the profile's default (on only in `decay`).
-    pub mmr: Option<bool>,
+    pub(crate) mmr: Option<bool>,
     /// `--token-budget N` (1–16000): keep results while their JSON fits in 4 × N characters.
-    pub token_budget: Option<u64>,
+    pub(crate) token_budget: Option<u64>,
     /// `--entity NAME` (repeatable): the query entities, instead of detecting them.
-    pub entities: Vec<String>,
+    pub(crate) entities: Vec<String>,
     /// `--rerank name=weight,…`.
-    pub rerank: Option<RerankWeights>,
+    pub(crate) rerank: Option<RerankWeights>,
     /// `--config FILE` (or `reliora.toml` in the index directory): the settings and where they
     /// came from. `None`: the SPEC defaults.
-    pub settings: Option<(Arc<Settings>, String)>,
+    pub(crate) settings: Option<(Arc<Settings>, String)>,
+}
+
+/// One option with its typed value, as [`QueryBuilder`](crate::QueryBuilder) records it and
+/// [`SearchRequest::set_option`] parses it; [`SearchRequest::apply`] validates it.
+#[derive(Debug, Clone)]
+pub(crate) enum SearchOption {
+    /// `--limit`; the text shown in messages.
+    Limit(i64, String),
+    MinScore(f64, String),
+    ProjectContext(String),
+    Tag(String),
+    MemoryType(String),
+    Profile(Profile),
+    Now(Timestamp),
+    Explain(String),
+    Full(bool),
+    Backend(Backend),
+    IncludeSuperseded(bool),
+    Candidates(i64),
+    Mmr(bool),
+    TokenBudget(i64),
+    Entity(String),
+    Rerank(RerankWeights),
+    Config(String),
+    /// An option by its flag name and textual value.
+    Named(String, Option<String>),
+}
+
+/// Saturates an unsigned count into the `i64` the validation takes.
+pub(crate) fn saturating_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 impl SearchRequest {
@@ -160,74 +262,153 @@ impl SearchRequest {
         }
     }
 
+    /// The query text.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// Replaces the query text, keeping every option (a `--queries` line over the defaults).
+    pub fn set_query(&mut self, query: impl Into<String>) {
+        self.query = query.into();
+    }
+
+    /// At most this many results (1–200; default 10).
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// The `--min-score` fraction in [0, 1], when given.
+    pub fn min_score(&self) -> Option<f64> {
+        self.min_score
+    }
+
+    /// `--project-context`, when given.
+    pub fn project_context(&self) -> Option<&str> {
+        self.project_context.as_deref()
+    }
+
+    /// The required tags, in the order given.
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+
+    /// `--type`, trimmed and lowercased, when given.
+    pub fn memory_type(&self) -> Option<&str> {
+        self.memory_type.as_deref()
+    }
+
+    /// The ranking profile.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The reference time; `None` reads the clock when searching.
+    pub fn now(&self) -> Option<&Timestamp> {
+        self.now.as_ref()
+    }
+
+    /// The id `--explain` asks about, when given.
+    pub fn explain(&self) -> Option<&str> {
+        self.explain.as_deref()
+    }
+
+    /// Whether each result includes its whole record (`--full`).
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// Where the search reads from.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Notices produced while validating (clamped values); the response repeats them.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// Whether `decay` keeps superseded records (`--include-superseded`).
+    pub fn include_superseded(&self) -> bool {
+        self.include_superseded
+    }
+
+    /// `--candidates N` (1–500), when given.
+    pub fn candidates(&self) -> Option<usize> {
+        self.candidates
+    }
+
+    /// `--mmr` when given; `None` is the profile's default (see [`Self::mmr_enabled`]).
+    pub fn mmr(&self) -> Option<bool> {
+        self.mmr
+    }
+
+    /// `--token-budget N` (1–16000), when given.
+    pub fn token_budget(&self) -> Option<u64> {
+        self.token_budget
+    }
+
+    /// The query entities given with `--entity`.
+    pub fn entities(&self) -> &[String] {
+        &self.entities
+    }
+
+    /// The `--rerank` weights, when given.
+    pub fn rerank(&self) -> Option<&RerankWeights> {
+        self.rerank.as_ref()
+    }
+
+    /// Where the `--config` settings came from, when given.
+    pub fn config(&self) -> Option<&str> {
+        self.settings.as_ref().map(|(_, origin)| origin.as_str())
+    }
+
     /// Whether near-duplicate demotion runs: `--mmr` when given, else only in `decay`.
     pub fn mmr_enabled(&self) -> bool {
         self.mmr.unwrap_or(self.profile == Profile::Decay)
     }
 
-    /// Sets the option `name` (a flag name without dashes, e.g. `limit`, `min-score`) from its
-    /// textual value, validating it. Flags without a value (`full`) take `None`.
+    /// Sets the option `name` (a flag name without dashes, e.g. `limit`, `min-score`, or its
+    /// camelCase spelling) from its textual value, validating it with the SPEC error codes.
+    /// Flags without a value (`full`) take `None`.
+    ///
+    /// This is the one adapter from names and text to typed options: the command line, the
+    /// MCP server and `--queries` lines all set options through it. Rust callers usually
+    /// prefer the typed [`SearchRequest::builder`].
     pub fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<()> {
-        let flag = format!("--{name}");
-        let need = |value: Option<&str>| -> Result<String> {
-            value.map(str::to_string).ok_or_else(|| {
-                Error::query(ErrorCode::InvalidOption, format!("{flag} needs a value"))
-            })
-        };
-        if let Some(v) = value {
-            let chars = v.chars().count();
-            if chars > MAX_OPTION_CHARS {
-                let code = match name {
-                    "project-context" | "projectContext" => ErrorCode::InvalidProjectContext,
-                    "tag" => ErrorCode::InvalidTag,
-                    _ => ErrorCode::InvalidOption,
-                };
-                return Err(Error::query(
-                    code,
-                    format!("{flag}: a value of {chars} characters is longer than the {MAX_OPTION_CHARS} allowed"),
-                ));
-            }
-        }
-        match name {
-            "limit" => {
-                let v = need(value)?;
-                let t = v.trim();
-                let all_digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
-                let n: i64 = match t.parse() {
-                    Ok(n) => n,
-                    // Integers beyond i64 are out of range like any other: clamped or refused.
-                    Err(_) if all_digits(t.strip_prefix('+').unwrap_or(t)) => i64::MAX,
-                    Err(_) if t.strip_prefix('-').is_some_and(all_digits) => i64::MIN,
-                    Err(_) => return Err(unparsable(&flag, &v)),
-                };
+        let option = SearchOption::parse(name, value)?;
+        self.apply(option)
+    }
+
+    /// Validates one typed option and sets it.
+    pub(crate) fn apply(&mut self, option: SearchOption) -> Result<()> {
+        match option {
+            SearchOption::Limit(n, shown) => {
                 if n < 1 {
                     return Err(Error::query(
                         ErrorCode::InvalidLimit,
-                        format!("{flag} {t}: must be at least 1"),
+                        format!("--limit {shown}: must be at least 1"),
                     ));
                 }
                 self.limit = if n as u64 > MAX_LIMIT as u64 {
                     self.notices
-                        .push(format!("{flag} {} clamped to {MAX_LIMIT}", v.trim()));
+                        .push(format!("--limit {shown} clamped to {MAX_LIMIT}"));
                     MAX_LIMIT
                 } else {
                     n as usize
                 };
             }
-            "min-score" | "minScore" => {
-                let v = need(value)?;
-                let x: f64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+            SearchOption::MinScore(x, shown) => {
                 self.min_score = Some(min_score_fraction(x).ok_or_else(|| {
                     Error::query(
                         ErrorCode::InvalidMinScore,
                         format!(
-                            "--min-score {v}: must be a fraction in [0, 1] or a percentage in (1, 100]"
+                            "--min-score {shown}: must be a fraction in [0, 1] or a percentage in (1, 100]"
                         ),
                     )
                 })?);
             }
-            "project-context" | "projectContext" => {
-                let v = need(value)?;
+            SearchOption::ProjectContext(v) => {
+                check_length("project-context", &v)?;
                 if TextAnalyzer::new(false)
                     .tokens(&v, text::route(&v))
                     .is_empty()
@@ -239,8 +420,8 @@ impl SearchRequest {
                 }
                 self.project_context = Some(v);
             }
-            "tag" => {
-                let v = need(value)?;
+            SearchOption::Tag(v) => {
+                check_length("tag", &v)?;
                 if text::phrase(&v).is_empty() {
                     return Err(Error::query(
                         ErrorCode::InvalidTag,
@@ -255,8 +436,8 @@ impl SearchRequest {
                 }
                 self.tags.push(v);
             }
-            "type" => {
-                let v = need(value)?;
+            SearchOption::MemoryType(v) => {
+                check_length("type", &v)?;
                 let t = v.trim().to_lowercase();
                 if t.is_empty() {
                     return Err(Error::query(
@@ -266,72 +447,48 @@ impl SearchRequest {
                 }
                 self.memory_type = Some(t);
             }
-            "profile" => self.profile = Profile::parse(&need(value)?)?,
-            "now" => {
-                let v = need(value)?;
-                self.now = Some(Timestamp::parse(v.trim()).map_err(|e| {
-                    Error::query(
-                        ErrorCode::InvalidOption,
-                        format!("--now {v:?} is not an RFC 3339 timestamp: {e}"),
-                    )
-                })?);
+            SearchOption::Profile(profile) => self.profile = profile,
+            SearchOption::Now(now) => self.now = Some(now),
+            SearchOption::Explain(id) => {
+                check_length("explain", &id)?;
+                self.explain = Some(id);
             }
-            "explain" => self.explain = Some(need(value)?),
-            "full" => self.full = parse_bool(&flag, value)?,
-            "backend" => {
-                let v = need(value)?;
-                self.backend = match v.as_str() {
-                    "auto" => Backend::Auto,
-                    "index" => Backend::Index,
-                    "scan" => Backend::Scan,
-                    _ => {
-                        return Err(Error::query(
-                            ErrorCode::InvalidOption,
-                            format!("--backend {v:?}: expected auto, index or scan"),
-                        ))
-                    }
-                };
-            }
-            "include-superseded" | "includeSuperseded" => {
-                self.include_superseded = parse_bool(&flag, value)?
-            }
-            "candidates" => {
-                let v = need(value)?;
-                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+            SearchOption::Full(full) => self.full = full,
+            SearchOption::Backend(backend) => self.backend = backend,
+            SearchOption::IncludeSuperseded(on) => self.include_superseded = on,
+            SearchOption::Candidates(n) => {
                 if n < 1 {
                     return Err(Error::query(
                         ErrorCode::InvalidCandidates,
-                        format!("{flag} {n}: must be at least 1"),
+                        format!("--candidates {n}: must be at least 1"),
                     ));
                 }
                 self.candidates = Some(if n as u64 > MAX_CANDIDATES as u64 {
                     self.notices
-                        .push(format!("{flag} {n} clamped to {MAX_CANDIDATES}"));
+                        .push(format!("--candidates {n} clamped to {MAX_CANDIDATES}"));
                     MAX_CANDIDATES
                 } else {
                     n as usize
                 });
             }
-            "mmr" => self.mmr = Some(parse_bool(&flag, value)?),
-            "token-budget" | "tokenBudget" => {
-                let v = need(value)?;
-                let n: i64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+            SearchOption::Mmr(on) => self.mmr = Some(on),
+            SearchOption::TokenBudget(n) => {
                 if n < 1 {
                     return Err(Error::query(
                         ErrorCode::InvalidTokenBudget,
-                        format!("{flag} {n}: must be at least 1"),
+                        format!("--token-budget {n}: must be at least 1"),
                     ));
                 }
                 self.token_budget = Some(if n as u64 > MAX_TOKEN_BUDGET {
                     self.notices
-                        .push(format!("{flag} {n} clamped to {MAX_TOKEN_BUDGET}"));
+                        .push(format!("--token-budget {n} clamped to {MAX_TOKEN_BUDGET}"));
                     MAX_TOKEN_BUDGET
                 } else {
                     n as u64
                 });
             }
-            "entity" => {
-                let v = need(value)?;
+            SearchOption::Entity(v) => {
+                check_length("entity", &v)?;
                 let name = v.trim();
                 if name.is_empty() {
                     return Err(Error::query(
@@ -341,30 +498,112 @@ impl SearchRequest {
                 }
                 self.entities.push(name.to_string());
             }
+            SearchOption::Rerank(weights) => self.rerank = Some(weights),
+            SearchOption::Config(path) => {
+                check_length("config", &path)?;
+                let settings = Settings::load(Path::new(&path))?;
+                self.settings = Some((Arc::new(settings), path));
+            }
+            SearchOption::Named(name, value) => self.set_option(&name, value.as_deref())?,
+        }
+        Ok(())
+    }
+}
+
+impl SearchOption {
+    /// Parses a flag name (without dashes, or its camelCase spelling) and its textual value.
+    /// Only the form of the value is checked here; [`SearchRequest::apply`] validates it.
+    pub(crate) fn parse(name: &str, value: Option<&str>) -> Result<SearchOption> {
+        let flag = format!("--{name}");
+        let need = |value: Option<&str>| -> Result<String> {
+            value.map(str::to_string).ok_or_else(|| {
+                Error::query(ErrorCode::InvalidOption, format!("{flag} needs a value"))
+            })
+        };
+        if let Some(v) = value {
+            check_length(name, v)?;
+        }
+        // Integers beyond i64 are out of range like any other: clamped or refused.
+        let integer =
+            |v: &str| -> Result<i64> { v.trim().parse().map_err(|_| unparsable(&flag, v)) };
+        Ok(match name {
+            "limit" => {
+                let v = need(value)?;
+                let t = v.trim();
+                let all_digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+                let n: i64 = match t.parse() {
+                    Ok(n) => n,
+                    Err(_) if all_digits(t.strip_prefix('+').unwrap_or(t)) => i64::MAX,
+                    Err(_) if t.strip_prefix('-').is_some_and(all_digits) => i64::MIN,
+                    Err(_) => return Err(unparsable(&flag, &v)),
+                };
+                SearchOption::Limit(n, t.to_string())
+            }
+            "min-score" | "minScore" => {
+                let v = need(value)?;
+                let x: f64 = v.trim().parse().map_err(|_| unparsable(&flag, &v))?;
+                SearchOption::MinScore(x, v)
+            }
+            "project-context" | "projectContext" => SearchOption::ProjectContext(need(value)?),
+            "tag" => SearchOption::Tag(need(value)?),
+            "type" => SearchOption::MemoryType(need(value)?),
+            "profile" => SearchOption::Profile(Profile::parse(&need(value)?)?),
+            "now" => {
+                let v = need(value)?;
+                SearchOption::Now(Timestamp::parse(v.trim()).map_err(|e| {
+                    Error::query(
+                        ErrorCode::InvalidOption,
+                        format!("--now {v:?} is not an RFC 3339 timestamp: {e}"),
+                    )
+                })?)
+            }
+            "explain" => SearchOption::Explain(need(value)?),
+            "full" => SearchOption::Full(parse_bool(&flag, value)?),
+            "backend" => SearchOption::Backend(Backend::parse(&need(value)?)?),
+            "include-superseded" | "includeSuperseded" => {
+                SearchOption::IncludeSuperseded(parse_bool(&flag, value)?)
+            }
+            "candidates" => SearchOption::Candidates(integer(&need(value)?)?),
+            "mmr" => SearchOption::Mmr(parse_bool(&flag, value)?),
+            "token-budget" | "tokenBudget" => SearchOption::TokenBudget(integer(&need(value)?)?),
+            "entity" => SearchOption::Entity(need(value)?),
             "rerank" => {
                 let v = need(value)?;
-                let weights = RerankWeights::parse(&v).map_err(|problem| {
+                SearchOption::Rerank(RerankWeights::parse(&v).map_err(|problem| {
                     Error::query(
                         ErrorCode::InvalidOption,
                         format!("--rerank {v:?}: {problem} (expected name=weight,…)"),
                     )
-                })?;
-                self.rerank = Some(weights);
+                })?)
             }
-            "config" => {
-                let v = need(value)?;
-                let settings = Settings::load(Path::new(&v))?;
-                self.settings = Some((Arc::new(settings), v));
-            }
+            "config" => SearchOption::Config(need(value)?),
             _ => {
                 return Err(Error::query(
                     ErrorCode::InvalidOption,
                     format!("unknown option {flag}"),
                 ))
             }
-        }
-        Ok(())
+        })
     }
+}
+
+/// Refuses an option value longer than [`MAX_OPTION_CHARS`], with the option's code.
+fn check_length(name: &str, value: &str) -> Result<()> {
+    let chars = value.chars().count();
+    if chars > MAX_OPTION_CHARS {
+        let code = match name {
+            "project-context" | "projectContext" => ErrorCode::InvalidProjectContext,
+            "tag" => ErrorCode::InvalidTag,
+            _ => ErrorCode::InvalidOption,
+        };
+        return Err(Error::query(
+            code,
+            format!(
+                "--{name}: a value of {chars} characters is longer than the {MAX_OPTION_CHARS} allowed"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Maps a `--min-score` value to a fraction: [0, 1] as is, (1, 100] divided by 100.

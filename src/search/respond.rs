@@ -14,7 +14,9 @@ use crate::search::plan::Plan;
 use crate::search::post_steps::Normalizer;
 use crate::search::ranking::{Ranked, Removal};
 use crate::search::request::SearchRequest;
-use crate::search::response::{Counts, Explain, SearchResponse, SearchResult};
+use crate::search::response::{
+    BackendUsed, Counts, Explain, ExplainStatus, SearchResponse, SearchResult,
+};
 use crate::search::{Context, DocRef, Source, TokenGroups, DEFAULT_SETTINGS};
 use crate::settings::Settings;
 
@@ -73,9 +75,9 @@ pub(crate) fn response(
         tokens: query.tokens.iter().map(|t| t.text.clone()).collect(),
         dropped_tokens: query.dropped.clone(),
         analyzer: query.analyzer,
-        profile: request.profile.as_str(),
+        profile: request.profile,
         now: plan.now.as_str().to_string(),
-        backend: source.name(),
+        backend: BackendUsed::from_name(source.name()),
         degraded: context.degraded,
         notices,
         counts,
@@ -125,7 +127,7 @@ pub(crate) fn explain(
 ) -> Result<Explain> {
     let mut explain = Explain {
         id: id.to_string(),
-        status: "not_found",
+        status: ExplainStatus::NotFound,
         rank: None,
         filter: None,
         score: None,
@@ -138,18 +140,18 @@ pub(crate) fn explain(
     };
     let stored = source.stored(doc)?;
     if let Some(filter) = filters.rejects(&stored.record, context.analyzer) {
-        explain.status = "filtered";
+        explain.status = ExplainStatus::Filtered;
         explain.filter = Some(filter);
         return Ok(explain);
     }
     let Some(position) = standing.ranked.iter().position(|r| r.hit.doc == doc) else {
         match standing.removed.get(&doc) {
-            Some(Removal::Superseded) => explain.status = "superseded",
+            Some(Removal::Superseded) => explain.status = ExplainStatus::Superseded,
             Some(Removal::BeyondCandidates(rank)) => {
-                explain.status = "beyond_limit";
+                explain.status = ExplainStatus::BeyondLimit;
                 explain.rank = Some(*rank);
             }
-            None => explain.status = "no_token_matched",
+            None => explain.status = ExplainStatus::NoTokenMatched,
         }
         return Ok(explain);
     };
@@ -160,11 +162,11 @@ pub(crate) fn explain(
     explain.match_level = Some(r.level);
     explain.score_breakdown = Some(breakdown_of(r));
     explain.status = if position >= standing.kept {
-        "below_min_score"
+        ExplainStatus::BelowMinScore
     } else if position >= standing.shown {
-        "beyond_limit"
+        ExplainStatus::BeyondLimit
     } else {
-        "result"
+        ExplainStatus::Result
     };
     Ok(explain)
 }

@@ -2,8 +2,116 @@
 
 use serde::Serialize;
 
+use crate::search::request::Profile;
 use crate::search::standard::MatchLevel;
 use crate::text::Analyzer;
+
+/// Where a search read its results from: `index` or `scan` in the JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendUsed {
+    /// The index's segments and log.
+    Index,
+    /// A scan of the stored records (asked for, or a fallback from a damaged index).
+    Scan,
+}
+
+impl BackendUsed {
+    /// The name the JSON prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendUsed::Index => "index",
+            BackendUsed::Scan => "scan",
+        }
+    }
+
+    /// The backend a search source names itself by (`"index"` or `"scan"`).
+    pub(crate) fn from_name(name: &str) -> BackendUsed {
+        if name == "scan" {
+            BackendUsed::Scan
+        } else {
+            BackendUsed::Index
+        }
+    }
+}
+
+impl PartialEq<&str> for BackendUsed {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Why a record is or is not among the results: `status` in `--explain`'s JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExplainStatus {
+    /// It is a result.
+    Result,
+    /// No live record has this id.
+    NotFound,
+    /// A filter removed it ([`Explain::filter`] says which).
+    Filtered,
+    /// It matched no query token.
+    NoTokenMatched,
+    /// A live record supersedes it.
+    Superseded,
+    /// Its normalized score is below `--min-score`.
+    BelowMinScore,
+    /// It ranked beyond the limit (or the candidate cut).
+    BeyondLimit,
+}
+
+impl ExplainStatus {
+    /// The name the JSON prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExplainStatus::Result => "result",
+            ExplainStatus::NotFound => "not_found",
+            ExplainStatus::Filtered => "filtered",
+            ExplainStatus::NoTokenMatched => "no_token_matched",
+            ExplainStatus::Superseded => "superseded",
+            ExplainStatus::BelowMinScore => "below_min_score",
+            ExplainStatus::BeyondLimit => "beyond_limit",
+        }
+    }
+}
+
+impl PartialEq<&str> for ExplainStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// The filter that removed a record: `filter` in `--explain`'s JSON, named as the option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum FilterKind {
+    /// `--project-context`.
+    #[serde(rename = "projectContext")]
+    ProjectContext,
+    /// `--tag`.
+    #[serde(rename = "tag")]
+    Tag,
+    /// `--type`.
+    #[serde(rename = "type")]
+    MemoryType,
+}
+
+impl FilterKind {
+    /// The name the JSON prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FilterKind::ProjectContext => "projectContext",
+            FilterKind::Tag => "tag",
+            FilterKind::MemoryType => "type",
+        }
+    }
+}
+
+impl PartialEq<&str> for FilterKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 /// How many candidates there were, by level, and how many records the filters removed.
 #[non_exhaustive]
@@ -82,15 +190,14 @@ pub struct SearchResult {
 pub struct Explain {
     /// The id asked about.
     pub id: String,
-    /// `result`, `not_found`, `filtered`, `no_token_matched`, `superseded`,
-    /// `below_min_score` or `beyond_limit`.
-    pub status: &'static str,
+    /// Whether it is a result, and if not, why.
+    pub status: ExplainStatus,
     /// Its 1-based rank among the ranked candidates, when it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
     /// The filter that removed it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub filter: Option<&'static str>,
+    pub filter: Option<FilterKind>,
     /// Its score, when it is a candidate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -122,11 +229,11 @@ pub struct SearchResponse {
     /// The analyzer the query routed to.
     pub analyzer: Analyzer,
     /// The profile used.
-    pub profile: &'static str,
+    pub profile: Profile,
     /// The reference time.
     pub now: String,
-    /// `index` or `scan`.
-    pub backend: &'static str,
+    /// Where the results were read from: `index` or `scan`.
+    pub backend: BackendUsed,
     /// Whether the index could not be used and the records were scanned instead.
     pub degraded: bool,
     /// Clamped options, fallbacks and other notes.
@@ -141,3 +248,15 @@ pub struct SearchResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explain>,
 }
+
+macro_rules! display_as_str {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_str!(BackendUsed, ExplainStatus, FilterKind);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use reliora::handle::writer;
-use reliora::record::{Outcome, Record, SourcedRecord};
+use reliora::record::{LocatedRecord, Outcome, Record};
 use reliora::{Index, SearchRequest};
 use serde_json::{json, Value};
 
@@ -139,12 +139,13 @@ pub fn build_small_index_keeping(dir: &Path, keep: impl Fn(usize) -> bool) {
     let records = small_records()
         .into_iter()
         .enumerate()
-        .map(|(i, value)| SourcedRecord {
+        .map(|(i, value)| LocatedRecord {
             record: Record::from_json(&value).expect("a valid sample record"),
             locator: format!("small.jsonl:{}", i + 1),
         })
         .collect();
-    Index::build_from_records(dir, records, false, false).expect("the small index builds");
+    Index::build_from_records(dir, records, &reliora::BuildOptions::default())
+        .expect("the small index builds");
     let logged = [
         json!({"id": "log-1", "title": "tokio runtime blocked by a synchronous mutex",
                "tags": ["rust"], "problems": ["runtime stalls"]}),

@@ -27,8 +27,8 @@
 //! 10 (per-collection term-frequency normalization, after He & Ounis).
 //!
 //! ```
-//! use reliora::search::profiles::bm25f::{idf, score, term_weight, Collection};
-//! use reliora::search::settings::{Bm25fSettings, Bm25fVariant};
+//! use reliora::internals::search::profiles::bm25f::{idf, score, term_weight, Collection};
+//! use reliora::internals::search::settings::{Bm25fSettings, Bm25fVariant};
 //!
 //! let collection = Collection { live: 10, group_length_sums: [20; 9] }; // avglen 2 per group
 //! let mut tf = [0; 9];

@@ -3,8 +3,8 @@
 //!
 //! ```
 //! use reliora::record::Feedback;
-//! use reliora::search::profiles::decay::{score, DecayInput};
-//! use reliora::search::settings::DecaySettings;
+//! use reliora::internals::search::profiles::decay::{score, DecayInput};
+//! use reliora::internals::search::settings::DecaySettings;
 //!
 //! let input = DecayInput {
 //!     relevance: 18.0, r_max: 18.0, age_days: Some(2.0), decay_factor: 0.02,

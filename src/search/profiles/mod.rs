@@ -16,7 +16,7 @@ pub mod standard;
 /// `now`: a real number clamped at 0; `None` when the creation time is unknown (SPEC §5).
 ///
 /// ```
-/// # use reliora::search::profiles::age_days;
+/// # use reliora::internals::search::profiles::age_days;
 /// assert_eq!(age_days((86_400 * 3, 0), Some((0, 0))), Some(3.0));
 /// assert_eq!(age_days((0, 0), Some((86_400, 0))), Some(0.0)); // created in the future
 /// assert_eq!(age_days((0, 0), None), None);

@@ -2,8 +2,8 @@
 //! bonus for pinned records and a penalty for superseded ones.
 //!
 //! ```
-//! use reliora::search::profiles::recency::{score, RecencyInput};
-//! use reliora::search::settings::RecencySettings;
+//! use reliora::internals::search::profiles::recency::{score, RecencyInput};
+//! use reliora::internals::search::settings::RecencySettings;
 //!
 //! let s = score(&RecencyInput { relevance: 10.0, r_max: 20.0, age_days: Some(30.0),
 //!     pinned: true, superseded: false }, &RecencySettings::default());

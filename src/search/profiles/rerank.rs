@@ -2,7 +2,7 @@
 //! `Σ w × feature / Σ positive w` over the known features.
 //!
 //! ```
-//! use reliora::search::profiles::rerank::{Features, RerankWeights};
+//! use reliora::internals::search::profiles::rerank::{Features, RerankWeights};
 //!
 //! let weights = RerankWeights::parse("relevance=3, temporal=1, colour=9").unwrap();
 //! let features = Features { relevance: 0.8, salience: 0.2, temporal: 0.4, text_match: 1.0,
