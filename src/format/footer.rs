@@ -62,7 +62,7 @@ impl FileKind {
     /// The format version of this kind written and accepted by this build.
     pub const fn version(self) -> u32 {
         match self {
-            // 3: records compressed with a word-based Huffman model (store.rs, wordcode.rs); 2
+            // 3: records compressed with a word-based Huffman model (store.rs, wordcode/); 2
             // with zstd and a dictionary; 1 stored them raw.
             FileKind::Store => 3,
             // 3: bit-packed rows, each column at the width its values need (columns.rs); 2 had

@@ -13,7 +13,7 @@
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
 //! <segment>.store               record number → bincode record, compressed by a word-based
-//!                               Huffman model trained per build (store.rs, wordcode.rs,
+//!                               Huffman model trained per build (store.rs, wordcode/,
 //!                               huffman.rs, blobs.rs, codec.rs)
 //! <segment>.columns             per-record values for scoring (columns.rs)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair

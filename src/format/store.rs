@@ -1,11 +1,11 @@
 //! The record store: record number → the codec's bytes (codec.rs), each record compressed on its
 //! own with a word-based Huffman model trained on the records of the build that wrote it
-//! (wordcode.rs).
+//! (wordcode/).
 //!
 //! The store is a blob file (blobs.rs) of `n + 1` blobs for `n` records:
 //!
 //! ```text
-//! blob 0       the model (wordcode.rs): the words and separators of a spread of the records
+//! blob 0       the model (wordcode/): the words and separators of a spread of the records
 //!              of the build's first segment with their Huffman code lengths, and byte-level
 //!              codes spelling the others; every segment of a build shares it, so merging them
 //!              copies frames. Empty when those records are too few to train one (frames then
