@@ -65,7 +65,7 @@ impl FileKind {
             // 3: records compressed with a word-based Huffman model (store.rs, wordcode/); 2
             // with zstd and a dictionary; 1 stored them raw.
             FileKind::Store => 3,
-            // 3: bit-packed rows, each column at the width its values need (columns.rs); 2 had
+            // 3: bit-packed rows, each column at the width its values need (columns/); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
             // 2: one record set per term with a group-mask code per record (postings.rs); 1 had

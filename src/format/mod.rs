@@ -15,7 +15,7 @@
 //! <segment>.store               record number → bincode record, compressed by a word-based
 //!                               Huffman model trained per build (store.rs, wordcode/,
 //!                               huffman.rs, blobs.rs, codec.rs)
-//! <segment>.columns             per-record values for scoring (columns.rs)
+//! <segment>.columns             per-record values for scoring (columns/)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair
 //!                               of them (pairs.rs)
 //! g<generation>.log             the record log, appended to, never mapped (log.rs)
