@@ -128,7 +128,7 @@ pub mod schema;
 pub mod search;
 pub mod text;
 
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Error, ErrorCode, FormatError, Result};
 pub use index::searcher::Searcher;
 pub use index::writer::{
     CompactReport, DeleteReport, DuplicateWarning, FeedbackReport, RecordReport, Writer,

@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use super::{BLOCK_ROWS, COLUMNS, MAX_PALETTE};
-use crate::error::Result;
 use crate::format::bitpack::width_of_u64;
-use crate::format::file::{read_u32, read_u64, IndexFile};
+use crate::format::bytes::ByteCursor;
+use crate::format::FormatError;
 
 /// How a column turns a packed code into its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,69 +151,80 @@ pub(super) fn write_header(types: &[String], row_strings_min: u64, columns: &[Co
     header
 }
 
+/// A parsed header.
+pub(super) struct Header {
+    /// The distinct memory types, by index.
+    pub(super) types: Vec<String>,
+    /// The fewest string bytes of any row.
+    pub(super) row_strings_min: u64,
+    /// The columns, in row order.
+    pub(super) columns: Box<[Column]>,
+}
+
 /// Parses the header: the memory types, `row_strings_min` and the columns' encodings.
-pub(super) fn read_header(
-    file: &IndexFile,
-    header: &[u8],
-) -> Result<(Vec<String>, u64, Box<[Column]>)> {
-    let mut at = 0;
-    let count = read_u32(file, header, at)? as usize;
-    at += 4;
+pub(super) fn read_header(header: &[u8]) -> Result<Header, FormatError> {
+    let within = |problem: FormatError| problem.within("columns header");
+    let mut cursor = ByteCursor::new(header);
+    let count = cursor.u32().map_err(within)? as usize;
     let mut types = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
-        let len = read_u32(file, header, at)? as usize;
-        let bytes = at
-            .checked_add(4 + len)
-            .and_then(|end| header.get(at + 4..end))
-            .ok_or_else(|| file.corrupt(format!("memory type at {at} is out of bounds")))?;
+        let at = cursor.position();
+        let len = cursor.u32().map_err(within)? as usize;
+        let bytes = cursor
+            .take(len)
+            .map_err(|problem| problem.within(format!("memory type at {at}")))?;
         let t = std::str::from_utf8(bytes)
-            .map_err(|_| file.corrupt(format!("memory type at {at} is not UTF-8")))?;
+            .map_err(|_| FormatError::Invalid(format!("memory type at {at} is not UTF-8")))?;
         types.push(t.to_string());
-        at += 4 + len;
     }
-    let row_strings_min = read_u64(file, header, at)?;
-    at += 8;
+    let row_strings_min = cursor.u64().map_err(within)?;
     let mut columns = Vec::with_capacity(COLUMNS);
     let mut offset = 0;
     for c in 0..COLUMNS {
-        let encoding = header
-            .get(at..at + 3)
-            .ok_or_else(|| file.corrupt(format!("column {c}'s encoding is out of bounds")))?;
-        let width = u32::from(encoding[0]);
-        let count = usize::from(u16::from_le_bytes([encoding[1], encoding[2]]));
-        at += 3;
-        if width > 64 || count > MAX_PALETTE {
-            return Err(file.corrupt(format!(
-                "column {c} has width {width} and a palette of {count}"
-            )));
-        }
-        let decode = if count == 0 {
-            let base = read_u64(file, header, at)?;
-            let step = read_u64(file, header, at + 8)?;
-            at += 16;
-            Decode::Linear { base, step }
-        } else {
-            let mut palette = Vec::with_capacity(count);
-            for _ in 0..count {
-                palette.push(read_u64(file, header, at)?);
-                at += 8;
-            }
-            Decode::Palette(palette.into())
-        };
-        columns.push(Column {
-            decode,
-            width,
-            offset,
-        });
-        offset += width as usize;
+        let column = read_column(&mut cursor, offset)
+            .map_err(|problem| problem.within(format!("column {c}'s encoding")))?;
+        offset += column.width as usize;
+        columns.push(column);
     }
-    if at != header.len() {
-        return Err(file.corrupt(format!(
-            "columns header is {} bytes, its contents {at}",
-            header.len()
+    if !cursor.is_empty() {
+        return Err(FormatError::Invalid(format!(
+            "columns header is {} bytes, its contents {}",
+            header.len(),
+            cursor.position()
         )));
     }
-    Ok((types, row_strings_min, columns.into()))
+    Ok(Header {
+        types,
+        row_strings_min,
+        columns: columns.into(),
+    })
+}
+
+/// Reads one column's encoding, the column starting at bit `offset` of a row.
+fn read_column(cursor: &mut ByteCursor<'_>, offset: usize) -> Result<Column, FormatError> {
+    let width = u32::from(cursor.u8()?);
+    let count = usize::from(cursor.u16()?);
+    if width > 64 || count > MAX_PALETTE {
+        return Err(FormatError::Invalid(format!(
+            "width {width} and a palette of {count} are out of range"
+        )));
+    }
+    let decode = if count == 0 {
+        let base = cursor.u64()?;
+        let step = cursor.u64()?;
+        Decode::Linear { base, step }
+    } else {
+        let mut palette = Vec::with_capacity(count);
+        for _ in 0..count {
+            palette.push(cursor.u64()?);
+        }
+        Decode::Palette(palette.into())
+    };
+    Ok(Column {
+        decode,
+        width,
+        offset,
+    })
 }
 
 /// The bytes of block `block`'s rows, rows of `row_bits` bits taking `rows_len` bytes.

@@ -4,24 +4,21 @@
 //! used.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use super::layout::{block_rows, read_header, Column};
+use super::layout::{block_rows, read_header, Column, Header};
 use super::{
     Row, BLOCK_LEN, BLOCK_ROWS, DECAY, FEEDBACK, GROUPS, ID_LEN, NANOS, PINNED, SALIENCE, SECS,
     SIGN, STRINGS_AT, SUPERSEDES_LEN, TRAILER_LEN, TYPE,
 };
 use crate::error::{Error, Result};
 use crate::format::bitpack::bits_at;
-use crate::format::file::{read_u32, read_u64, IndexFile};
+use crate::format::bytes::{u32_at, u64_at};
+use crate::format::file::IndexFile;
+use crate::format::FormatError;
 use crate::record::Feedback;
 use crate::schema::GROUP_COUNT;
-
-/// Block states in [`Columns::checked`].
-const UNCHECKED: u8 = 0;
-const SOUND: u8 = 1;
-const DAMAGED: u8 = 2;
 
 /// The columns file opened for reading.
 pub struct Columns {
@@ -34,8 +31,9 @@ pub struct Columns {
     row_strings_min: u64,
     pub(super) columns: Box<[Column]>,
     pub(super) row_bits: usize,
-    /// Per block: UNCHECKED, SOUND or DAMAGED. Allocated on first use; a block is hashed once.
-    checked: OnceLock<Box<[AtomicU8]>>,
+    /// Per block, whether it passed its checksum. Allocated on first use; a sound block is
+    /// hashed once.
+    sound: OnceLock<Box<[AtomicBool]>>,
 }
 
 /// A row of a block that passed its checksum: the block's row bytes and strings, and the
@@ -57,12 +55,12 @@ impl Columns {
             return Err(file.corrupt("columns file too short for its trailer"));
         }
         let t = body.len() - TRAILER_LEN;
-        let n = read_u64(&file, body, t)?;
-        let strings_offset = read_u64(&file, body, t + 8)?;
-        let header_offset = read_u64(&file, body, t + 16)?;
-        let blocks_offset = read_u64(&file, body, t + 24)?;
-        let header_crc = read_u32(&file, body, t + 32)?;
-        if read_u32(&file, body, t + 36)? != 0 {
+        let n = u64_at(body, t);
+        let strings_offset = u64_at(body, t + 8);
+        let header_offset = u64_at(body, t + 16);
+        let blocks_offset = u64_at(body, t + 24);
+        let header_crc = u32_at(body, t + 32);
+        if u32_at(body, t + 36) != 0 {
             return Err(file.corrupt("columns trailer ends in a nonzero word"));
         }
         let inconsistent = |why: &str| {
@@ -90,10 +88,17 @@ impl Columns {
             blocks_offset as usize,
         );
         let header = &body[header_offset..blocks_offset];
-        if crc32fast::hash(header) != header_crc {
-            return Err(file.corrupt("columns header fails its checksum"));
-        }
-        let (types, row_strings_min, columns) = read_header(&file, header)?;
+        let Header {
+            types,
+            row_strings_min,
+            columns,
+        } = FormatError::check_crc(
+            || "columns header".into(),
+            header_crc,
+            crc32fast::hash(header),
+        )
+        .and_then(|()| read_header(header))
+        .map_err(|problem| file.corrupt(problem))?;
         let row_bits: usize = columns.iter().map(|c| c.width as usize).sum();
         // The rows fill the bytes before the strings, and every block's bytes are addressable.
         let rows_ok = n.checked_mul(row_bits).map(|bits| bits.div_ceil(8)) == Some(strings_offset)
@@ -115,7 +120,7 @@ impl Columns {
             row_strings_min,
             columns,
             row_bits,
-            checked: OnceLock::new(),
+            sound: OnceLock::new(),
         })
     }
 
@@ -140,52 +145,49 @@ impl Columns {
     }
 
     /// Verifies block `block` once (later calls answer from the cache) and returns the ranges
-    /// of its row bytes and of its strings in the body.
+    /// of its row bytes and of its strings in the body. A damaged block is verified again at
+    /// every read, to report its checksums: damage is rare, and a block small.
     fn check_block(&self, block: usize) -> Result<(Range<usize>, Range<usize>)> {
         let blocks = self.len.div_ceil(BLOCK_ROWS);
-        let states = self
-            .checked
-            .get_or_init(|| (0..blocks).map(|_| AtomicU8::new(UNCHECKED)).collect());
-        let state = states.get(block).ok_or_else(|| {
+        let sound = self
+            .sound
+            .get_or_init(|| (0..blocks).map(|_| AtomicBool::new(false)).collect());
+        let sound = sound.get(block).ok_or_else(|| {
             self.file
                 .corrupt(format!("column block {block} does not exist"))
         })?;
-        let failed = || {
-            self.file
-                .corrupt(format!("column block {block} fails its checksum"))
-        };
-        if state.load(Ordering::Acquire) == DAMAGED {
-            return Err(failed());
-        }
         let body = self.file.body();
+        // Open checked that the block table fills the bytes before the trailer.
         let at = self.blocks_offset + block * BLOCK_LEN;
-        let start = read_u64(&self.file, body, at)?;
+        let start = u64_at(body, at);
         // The string area ends where the header starts.
         let strings_len = (self.header_offset - self.strings_offset) as u64;
         let end = if block + 1 < blocks {
-            read_u64(&self.file, body, at + BLOCK_LEN)?
+            u64_at(body, at + BLOCK_LEN)
         } else {
             strings_len
         };
-        let rows = block_rows(block, self.row_bits, self.strings_offset);
-        let strings = (start <= end && end <= strings_len)
-            .then(|| self.strings_offset + start as usize..self.strings_offset + end as usize);
-        let sound = match (&strings, state.load(Ordering::Acquire)) {
-            (None, _) => false,
-            (Some(_), SOUND) => true,
-            (Some(strings), _) => {
-                let crc = read_u32(&self.file, body, at + 8)?;
-                let mut hasher = crc32fast::Hasher::new();
-                hasher.update(&body[rows.clone()]);
-                hasher.update(&body[strings.clone()]);
-                hasher.finalize() == crc
-            }
-        };
-        state.store(if sound { SOUND } else { DAMAGED }, Ordering::Release);
-        match strings {
-            Some(strings) if sound => Ok((rows, strings)),
-            _ => Err(failed()),
+        if !(start <= end && end <= strings_len) {
+            return Err(self.file.corrupt(format!(
+                "column block {block} has its strings at {start} to {end}, outside the \
+                 {strings_len} bytes of strings"
+            )));
         }
+        let rows = block_rows(block, self.row_bits, self.strings_offset);
+        let strings = self.strings_offset + start as usize..self.strings_offset + end as usize;
+        if !sound.load(Ordering::Acquire) {
+            let mut hasher = crc32fast::Hasher::new();
+            hasher.update(&body[rows.clone()]);
+            hasher.update(&body[strings.clone()]);
+            FormatError::check_crc(
+                || format!("column block {block}"),
+                u32_at(body, at + 8),
+                hasher.finalize(),
+            )
+            .map_err(|problem| self.file.corrupt(problem))?;
+            sound.store(true, Ordering::Release);
+        }
+        Ok((rows, strings))
     }
 
     /// Row `doc`'s block bytes, after the block passed its checksum.

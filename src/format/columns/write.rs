@@ -11,6 +11,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::format::bitpack::{bits_at, width_of_u64, BitWriter};
+use crate::format::bytes::u64_at;
 use crate::format::footer::{FileKind, FileWriter, Footer};
 
 /// Writes the columns file row by row.
@@ -244,7 +245,7 @@ impl ColumnBuffer {
         let mut at = 0;
         let blocks = std::iter::from_fn(move || {
             let header = self.blocks.get(at..at + 9)?;
-            let min = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
+            let min = u64_at(header, 0);
             let width = u32::from(header[8]);
             let len = (BLOCK_ROWS * width as usize).div_ceil(8);
             let packed = &self.blocks[at + 9..at + 9 + len];

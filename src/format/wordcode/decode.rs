@@ -6,40 +6,40 @@
 //! bit, the bit stream may not be read past its end, and no token may pass the stated length.
 
 use super::model::{span_of, Model};
-use super::{ByteReader, BLOCK, END, ESCAPE};
+use super::{BLOCK, END, ESCAPE};
+use crate::format::bytes::ByteCursor;
 use crate::format::huffman::BitReader;
+use crate::format::FormatError;
 
 /// Symbols decoded before their tokens are copied.
 const BATCH: usize = 32;
 
 impl Model {
     /// Decodes a frame of at most `limit` bytes.
-    pub fn decode(&self, frame: &[u8], limit: usize) -> Result<Vec<u8>, String> {
-        let mut reader = ByteReader {
-            bytes: frame,
-            at: 0,
-        };
+    pub fn decode(&self, frame: &[u8], limit: usize) -> Result<Vec<u8>, FormatError> {
+        let mut reader = ByteCursor::new(frame);
         let len = reader.varint()?;
         if len > limit as u64 {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "it states a length of {len} bytes, more than the {limit}-byte limit"
-            ));
+            )));
         }
         let len = len as usize;
-        let rest = &frame[reader.at..];
+        let rest = &frame[reader.position()..];
         let Some(tokens) = &self.tokens else {
             if rest.len() != len {
-                return Err(format!(
+                return Err(FormatError::Invalid(format!(
                     "it holds {} bytes, its header states {len}",
                     rest.len()
-                ));
+                )));
             }
             return Ok(rest.to_vec());
         };
         let (spans, text) = (tokens.spans(), tokens.text());
         let mut out = Vec::with_capacity(len);
         let mut bits = BitReader::new(rest);
-        let passed = || format!("its tokens pass its stated length of {len} bytes");
+        let passed =
+            || FormatError::Invalid(format!("its tokens pass its stated length of {len} bytes"));
         // 1 after a word: a word then is preceded by a space.
         let mut after_word = 0;
         // The bytes of the tokens decoded.

@@ -6,7 +6,8 @@ use super::code_map::{CodeMap, MAP_TOKEN};
 use super::model::{span_of, Model};
 use super::plan::{for_each_piece, plan, Costs, Lookup, Piece};
 use super::tokens::{hash_at, kind_of, word_lanes, IS_WORD, PAD};
-use super::{put_varint, END, ESCAPE, MAX_TOKEN_LEN, SEPARATOR, SPELLING, WORD};
+use super::{END, ESCAPE, MAX_TOKEN_LEN, SEPARATOR, SPELLING, WORD};
+use crate::format::bytes::put_varint;
 use crate::format::huffman::{self, BitWriter, MAX_LEN};
 
 impl Model {

@@ -101,52 +101,6 @@ const WORD_FLAG: u32 = 0x80;
 /// Tokens are copied as blocks of this many bytes, then cut back.
 const BLOCK: usize = 16;
 
-/// Reads a model or a frame's header.
-struct ByteReader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> ByteReader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let bytes = self
-            .bytes
-            .get(self.at..self.at.saturating_add(n))
-            .ok_or_else(|| format!("it ends before byte {}", self.at.saturating_add(n)))?;
-        self.at += n;
-        Ok(bytes)
-    }
-
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.take(1)?[0])
-    }
-
-    /// An unsigned LEB128 of at most 64 bits.
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.u8()?;
-            let bits = u64::from(byte & 0x7F);
-            if shift == 63 && bits > 1 {
-                break;
-            }
-            value |= bits << shift;
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(format!("a number at byte {} overflows", self.at))
-    }
-}
-
-fn put_varint(mut value: u64, out: &mut Vec<u8>) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
 #[cfg(test)]
 mod tests {
     use super::tokens::IS_WORD;

@@ -5,10 +5,12 @@
 use std::ops::Deref;
 
 use super::{
-    ByteReader, BLOCK, ESCAPE, FORMAT, MAX_TEXT, MAX_TOKENS, MAX_TOKEN_LEN, SEPARATOR, SPELLING,
-    WORD, WORD_FLAG,
+    BLOCK, ESCAPE, FORMAT, MAX_TEXT, MAX_TOKENS, MAX_TOKEN_LEN, SEPARATOR, SPELLING, WORD,
+    WORD_FLAG,
 };
+use crate::format::bytes::{u32_at, ByteCursor};
 use crate::format::huffman::{self, Decoder, MAX_LEN};
+use crate::format::FormatError;
 
 /// Bits of the decoding tables of tokens and of spelling.
 const TOKEN_BITS: u32 = 12;
@@ -42,8 +44,7 @@ pub(super) struct Tokens {
 /// The span of `symbol` in `spans`.
 #[inline(always)]
 pub(super) fn span_of(spans: &[u8], symbol: usize) -> u32 {
-    let at = 4 * symbol;
-    u32::from_le_bytes(spans[at..at + 4].try_into().expect("4 bytes"))
+    u32_at(spans, 4 * symbol)
 }
 
 impl Tokens {
@@ -81,23 +82,22 @@ impl Model {
     /// in the text, with room for a block after it.
     pub fn parse(
         bytes: impl Deref<Target = [u8]> + Send + Sync + 'static,
-    ) -> Result<Model, String> {
+    ) -> Result<Model, FormatError> {
         if bytes.is_empty() {
             return Ok(Model { tokens: None });
         }
-        let mut reader = ByteReader {
-            bytes: &bytes,
-            at: 0,
-        };
+        let mut reader = ByteCursor::new(&bytes);
         let (escapes, mut counts) = read_counts(&mut reader, bytes.len())?;
         let (escape_at, symbols) = place_escapes(escapes, &mut counts)?;
         let spelling_lengths = read_spelling(&mut reader)?;
-        let spans_at = reader.at;
+        let spans_at = reader.position();
         let spans = reader.take(4 * symbols)?;
-        let text_at = reader.at;
+        let text_at = reader.position();
         let text = bytes.len() - text_at;
         if !(BLOCK + 1..=MAX_TEXT).contains(&text) {
-            return Err(format!("its text of {text} bytes is out of bounds"));
+            return Err(FormatError::Invalid(format!(
+                "its text of {text} bytes is out of bounds"
+            )));
         }
         check_spans(spans, escape_at, text)?;
         let decoder = Decoder::canonical(&counts, TOKEN_BITS);
@@ -122,16 +122,20 @@ impl Model {
 /// Reads the format, the escapes' code lengths and, per code length, the number of tokens of
 /// a model of `len` bytes.
 fn read_counts(
-    reader: &mut ByteReader<'_>,
+    reader: &mut ByteCursor<'_>,
     len: usize,
-) -> Result<([u8; 2], [u32; MAX_LEN as usize + 1]), String> {
+) -> Result<([u8; 2], [u32; MAX_LEN as usize + 1]), FormatError> {
     let format = reader.u8()?;
     if format != FORMAT {
-        return Err(format!("it has format {format}, not {FORMAT}"));
+        return Err(FormatError::Invalid(format!(
+            "it has format {format}, not {FORMAT}"
+        )));
     }
     let escapes = [reader.u8()?, reader.u8()?];
     if escapes.iter().any(|len| !(1..=MAX_LEN as u8).contains(len)) {
-        return Err(format!("its escapes have codes of {escapes:?} bits"));
+        return Err(FormatError::Invalid(format!(
+            "its escapes have codes of {escapes:?} bits"
+        )));
     }
     let mut counts = [0u32; MAX_LEN as usize + 1];
     let mut total = 0usize;
@@ -139,9 +143,9 @@ fn read_counts(
         let n = reader.varint()?;
         // Each token takes four bytes at least.
         if n > (MAX_TOKENS - total) as u64 || n > (len / 4 - total) as u64 {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "it states more tokens than it holds ({n} of a length)"
-            ));
+            )));
         }
         *count = n as u32;
         total += n as usize;
@@ -155,7 +159,7 @@ fn read_counts(
 fn place_escapes(
     escapes: [u8; 2],
     counts: &mut [u32; MAX_LEN as usize + 1],
-) -> Result<([usize; 2], usize), String> {
+) -> Result<([usize; 2], usize), FormatError> {
     let mut escape_at = [usize::MAX; 2];
     let mut symbols = 0;
     for (len, count) in counts.iter_mut().enumerate().skip(1) {
@@ -180,7 +184,7 @@ fn place_escapes(
 
 /// Reads the spelling code lengths, words' then separators', each checked to fit a prefix
 /// code; returns them indexed by kind.
-fn read_spelling(reader: &mut ByteReader<'_>) -> Result<[Vec<u8>; 2], String> {
+fn read_spelling(reader: &mut ByteCursor<'_>) -> Result<[Vec<u8>; 2], FormatError> {
     let mut spelling_lengths = [Vec::new(), Vec::new()];
     for kind in [WORD, SEPARATOR] {
         let lengths = reader.take(SPELLING)?;
@@ -199,7 +203,7 @@ fn read_spelling(reader: &mut ByteReader<'_>) -> Result<[Vec<u8>; 2], String> {
 /// Checks the spans: the escapes where canonical order puts them (`escape_at`), tokens
 /// elsewhere, each in the text of `text` bytes with a byte before it and a block after its
 /// start.
-fn check_spans(spans: &[u8], escape_at: [usize; 2], text: usize) -> Result<(), String> {
+fn check_spans(spans: &[u8], escape_at: [usize; 2], text: usize) -> Result<(), FormatError> {
     for (symbol, span) in spans.chunks_exact(4).enumerate() {
         let span = u32::from_le_bytes(span.try_into().expect("4 bytes"));
         let escape = match escape_at.iter().position(|&at| at == symbol) {
@@ -213,9 +217,9 @@ fn check_spans(spans: &[u8], escape_at: [usize; 2], text: usize) -> Result<(), S
             None => len <= MAX_TOKEN_LEN && start > 0 && start + len.max(BLOCK) <= text,
         };
         if !fits {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "the span of symbol {symbol} ({span:#x}) is out of bounds"
-            ));
+            )));
         }
     }
     Ok(())

@@ -21,9 +21,10 @@ use rayon::prelude::*;
 use super::plan::{for_each_piece, plan, Costs, Lookup, Piece, Plan, MAX_SPLIT};
 use super::tokens::{for_each_token, kind_of, PAD};
 use super::{
-    put_varint, BLOCK, END, ESCAPE, FORMAT, MAX_TEXT, MAX_TOKENS, MAX_TOKEN_LEN, SEPARATOR,
-    SPELLING, WORD, WORD_FLAG,
+    BLOCK, END, ESCAPE, FORMAT, MAX_TEXT, MAX_TOKENS, MAX_TOKEN_LEN, SEPARATOR, SPELLING, WORD,
+    WORD_FLAG,
 };
+use crate::format::bytes::put_varint;
 use crate::format::huffman::{self, MAX_LEN};
 
 /// Training: below this many bytes of records no model is trained (it would not pay).
