@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 
+pub use crate::format::FormatError;
+
 /// A `Result` whose error is Reliora's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -158,8 +160,9 @@ pub enum Error {
     Corrupt {
         /// The file at fault.
         file: PathBuf,
-        /// What the check found.
-        problem: String,
+        /// What the check found (also this error's source).
+        #[source]
+        problem: FormatError,
     },
 }
 
@@ -180,8 +183,8 @@ impl Error {
         }
     }
 
-    /// A damage report about `file`.
-    pub fn corrupt(file: impl Into<PathBuf>, problem: impl Into<String>) -> Self {
+    /// A damage report about `file`: a [`FormatError`], or a description of the problem.
+    pub fn corrupt(file: impl Into<PathBuf>, problem: impl Into<FormatError>) -> Self {
         Error::Corrupt {
             file: file.into(),
             problem: problem.into(),

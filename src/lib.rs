@@ -138,7 +138,7 @@ pub mod text;
 
 pub(crate) use internals::{format, index, search};
 
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Error, ErrorCode, FormatError, Result};
 pub use handle::searcher::IndexReader;
 pub use handle::writer::{
     CompactReport, DeleteReport, DuplicateWarning, FeedbackCounts, FeedbackReport, IndexWriter,

@@ -16,9 +16,11 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::format::file::{read_u32, read_u64, IndexFile};
+use crate::format::bytes::{u32_at, u64_at};
+use crate::format::file::IndexFile;
 use crate::format::footer::{FileKind, FileWriter, Footer};
 use crate::format::mmap::FileSlice;
+use crate::format::FormatError;
 
 const ENTRY_LEN: usize = 16;
 const TRAILER_LEN: usize = 16;
@@ -82,8 +84,8 @@ impl BlobFile {
         if body.len() < TRAILER_LEN {
             return Err(file.corrupt("blob file too short for its trailer"));
         }
-        let count = read_u64(&file, body, body.len() - 16)?;
-        let dir_offset = read_u64(&file, body, body.len() - 8)?;
+        let count = u64_at(body, body.len() - 16);
+        let dir_offset = u64_at(body, body.len() - 8);
         let expected_end = count
             .checked_mul(ENTRY_LEN as u64)
             .and_then(|d| d.checked_add(dir_offset))
@@ -135,10 +137,11 @@ impl BlobFile {
                 .corrupt(format!("blob {index} requested of {}", self.count)));
         }
         let body = self.file.body();
+        // Open checked that the directory lies in the body.
         let at = self.dir_offset + index * ENTRY_LEN;
-        let offset = read_u64(&self.file, body, at)? as usize;
-        let len = read_u32(&self.file, body, at + 8)? as usize;
-        let crc = read_u32(&self.file, body, at + 12)?;
+        let offset = u64_at(body, at) as usize;
+        let len = u32_at(body, at + 8) as usize;
+        let crc = u32_at(body, at + 12);
         let range = offset
             .checked_add(len)
             .filter(|&end| end <= self.dir_offset)
@@ -148,11 +151,12 @@ impl BlobFile {
                     "blob {index} ({len} bytes at {offset}) is out of bounds"
                 ))
             })?;
-        if crc32fast::hash(&body[range.clone()]) != crc {
-            return Err(self
-                .file
-                .corrupt(format!("blob {index} fails its checksum")));
-        }
+        FormatError::check_crc(
+            || format!("blob {index}"),
+            crc,
+            crc32fast::hash(&body[range.clone()]),
+        )
+        .map_err(|problem| self.file.corrupt(problem))?;
         Ok(range)
     }
 }

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::format::file::IndexFile;
 use crate::format::footer::{write_file, FileKind, Footer};
 use crate::format::mmap::FileSlice;
+use crate::format::FormatError;
 
 /// Writes a dictionary from keys in strictly ascending byte order.
 pub fn write_dictionary<K: AsRef<[u8]>>(
@@ -72,7 +73,7 @@ impl DictionaryWriter {
 /// A dictionary opened for reading.
 pub struct Dictionary {
     file: IndexFile,
-    map: OnceLock<std::result::Result<fst::Map<FileSlice>, String>>,
+    map: OnceLock<std::result::Result<fst::Map<FileSlice>, FormatError>>,
 }
 
 impl Dictionary {
@@ -93,7 +94,8 @@ impl Dictionary {
         self.map
             .get_or_init(|| {
                 self.file.verify().map_err(|e| problem_of(&e))?;
-                fst::Map::new(self.file.body_slice()).map_err(|e| format!("invalid FST: {e}"))
+                fst::Map::new(self.file.body_slice())
+                    .map_err(|e| FormatError::Invalid(format!("invalid FST: {e}")))
             })
             .as_ref()
             .map_err(|problem| self.file.corrupt(problem.clone()))
@@ -213,9 +215,9 @@ fn resume_ours(panic: Option<Box<dyn std::any::Any + Send>>) {
     }
 }
 
-fn problem_of(error: &Error) -> String {
+fn problem_of(error: &Error) -> FormatError {
     match error {
         Error::Corrupt { problem, .. } => problem.clone(),
-        other => other.to_string(),
+        other => other.to_string().into(),
     }
 }

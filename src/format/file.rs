@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::format::footer::{verify_body, FileKind, Footer, FOOTER_LEN};
 use crate::format::manifest::FileEntry;
 use crate::format::mmap::{FileSlice, MappedFile};
+use crate::format::FormatError;
 
 /// A mapped index file whose footer has been checked against the manifest.
 #[derive(Clone)]
@@ -74,26 +75,11 @@ impl IndexFile {
         verify_body(self.body(), &self.footer, self.path())
     }
 
-    /// A corruption error naming this file.
-    pub fn corrupt(&self, problem: impl Into<String>) -> Error {
+    /// A corruption error naming this file: a [`FormatError`], or a description of the
+    /// problem.
+    pub fn corrupt(&self, problem: impl Into<FormatError>) -> Error {
         Error::corrupt(self.path(), problem)
     }
-}
-
-/// Reads a little-endian u64 at `at`, or reports the file damaged.
-pub fn read_u64(file: &IndexFile, bytes: &[u8], at: usize) -> Result<u64> {
-    bytes
-        .get(at..at + 8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .ok_or_else(|| file.corrupt(format!("offset {at} is past the end of the body")))
-}
-
-/// Reads a little-endian u32 at `at`, or reports the file damaged.
-pub fn read_u32(file: &IndexFile, bytes: &[u8], at: usize) -> Result<u32> {
-    bytes
-        .get(at..at + 4)
-        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-        .ok_or_else(|| file.corrupt(format!("offset {at} is past the end of the body")))
 }
 
 /// For tests of byte layouts that need a file to name in their errors: calls `test` with an

@@ -22,6 +22,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::format::bytes::ByteCursor;
+use crate::format::FormatError;
 
 /// The on-disk format version of the manifest and the record log, and of every file kind whose
 /// layout has not changed since ([`FileKind::version`]).
@@ -62,10 +64,10 @@ impl FileKind {
     /// The format version of this kind written and accepted by this build.
     pub const fn version(self) -> u32 {
         match self {
-            // 3: records compressed with a word-based Huffman model (store.rs, wordcode.rs); 2
+            // 3: records compressed with a word-based Huffman model (store.rs, wordcode/); 2
             // with zstd and a dictionary; 1 stored them raw.
             FileKind::Store => 3,
-            // 3: bit-packed rows, each column at the width its values need (columns.rs); 2 had
+            // 3: bit-packed rows, each column at the width its values need (columns/); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
             // 2: one record set per term with a group-mask code per record (postings.rs); 1 had
@@ -90,74 +92,54 @@ impl Footer {
     ///
     /// The body CRC is *not* verified here; see [`verify_body`].
     pub fn parse(bytes: &[u8], kind: FileKind, file: &Path) -> Result<Footer> {
-        if bytes.len() < FOOTER_LEN {
-            return Err(Error::corrupt(
-                file,
-                format!(
-                    "file is {} bytes, shorter than its {FOOTER_LEN}-byte footer (truncated?)",
-                    bytes.len()
-                ),
+        Footer::parse_bytes(bytes, kind).map_err(|problem| Error::corrupt(file, problem))
+    }
+
+    fn parse_bytes(bytes: &[u8], kind: FileKind) -> std::result::Result<Footer, FormatError> {
+        let body = bytes
+            .len()
+            .checked_sub(FOOTER_LEN)
+            .ok_or(FormatError::Truncated {
+                need: FOOTER_LEN,
+                have: bytes.len(),
+            })?;
+        let mut footer = ByteCursor::at(bytes, body);
+        let magic = footer.array::<4>()?;
+        let version = footer.u32()?;
+        let body_len = footer.u64()?;
+        let body_crc = footer.u32()?;
+        if footer.array::<4>()? != END_MAGIC {
+            return Err(FormatError::Invalid(
+                "no Reliora footer at the end of the file (truncated or not an index file)".into(),
             ));
         }
-        let footer = &bytes[bytes.len() - FOOTER_LEN..];
-        if footer[20..24] != END_MAGIC {
-            return Err(Error::corrupt(
-                file,
-                "no Reliora footer at the end of the file (truncated or not an index file)",
-            ));
+        if magic != kind.magic() {
+            return Err(FormatError::Magic {
+                found: magic,
+                expected: kind.magic(),
+            });
         }
-        if footer[0..4] != kind.magic() {
-            return Err(Error::corrupt(
-                file,
-                format!(
-                    "file kind {:?} found where {:?} was expected",
-                    String::from_utf8_lossy(&footer[0..4]),
-                    String::from_utf8_lossy(&kind.magic())
-                ),
-            ));
+        let supported = kind.version();
+        if version != supported {
+            return Err(FormatError::Version {
+                found: version,
+                supported,
+            });
         }
-        let version = u32::from_le_bytes(footer[4..8].try_into().expect("4 bytes"));
-        let expected = kind.version();
-        if version != expected {
-            let who = if version < expected {
-                "an older"
-            } else {
-                "a newer"
-            };
-            return Err(Error::corrupt(
-                file,
-                format!(
-                    "format version {version}, this build reads {expected}: written by {who} \
-                     build of Reliora, the index needs a rebuild"
-                ),
-            ));
-        }
-        let body_len = u64::from_le_bytes(footer[8..16].try_into().expect("8 bytes"));
-        let actual = (bytes.len() - FOOTER_LEN) as u64;
+        let actual = body as u64;
         if body_len != actual {
-            return Err(Error::corrupt(
-                file,
-                format!("footer says the body is {body_len} bytes, the file holds {actual}"),
-            ));
+            return Err(FormatError::Invalid(format!(
+                "footer says the body is {body_len} bytes, the file holds {actual}"
+            )));
         }
-        let body_crc = u32::from_le_bytes(footer[16..20].try_into().expect("4 bytes"));
         Ok(Footer { body_len, body_crc })
     }
 }
 
 /// Verifies the CRC of a whole body against its footer.
 pub fn verify_body(body: &[u8], footer: &Footer, file: &Path) -> Result<()> {
-    let crc = crc32fast::hash(body);
-    if crc != footer.body_crc {
-        return Err(Error::corrupt(
-            file,
-            format!(
-                "checksum mismatch: footer says {:08x}, body hashes to {crc:08x}",
-                footer.body_crc
-            ),
-        ));
-    }
-    Ok(())
+    FormatError::check_crc(|| "the body".into(), footer.body_crc, crc32fast::hash(body))
+        .map_err(|problem| Error::corrupt(file, problem))
 }
 
 /// Writes one index file: the body through [`Write`], then [`FileWriter::finish`] appends the
@@ -253,14 +235,22 @@ mod tests {
         let wrong_kind = Footer::parse(&bytes, FileKind::Columns, &path).unwrap_err();
         assert!(wrong_kind.to_string().contains("RSTO"), "{wrong_kind}");
         let short = Footer::parse(&bytes[..10], FileKind::Store, &path).unwrap_err();
-        assert!(short.to_string().contains("shorter"), "{short}");
+        assert!(
+            short
+                .to_string()
+                .contains("it ends before byte 24 (it holds 10 bytes)"),
+            "{short}"
+        );
         let cut = Footer::parse(&bytes[1..], FileKind::Store, &path).unwrap_err();
         assert!(cut.to_string().contains("body is"), "{cut}");
         let mut flipped = bytes.clone();
         flipped[0] ^= 1;
         let footer = Footer::parse(&flipped, FileKind::Store, &path).unwrap();
         let err = verify_body(&flipped[..flipped.len() - FOOTER_LEN], &footer, &path).unwrap_err();
-        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        assert!(
+            err.to_string().contains("the body fails its checksum"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Canonical Huffman codes of limited length, and the bit streams they are written to: the
-//! entropy coder of the record store's word model (wordcode.rs).
+//! entropy coder of the record store's word model (wordcode/).
 //!
 //! - Code lengths are optimal under a length limit: package-merge ([`code_lengths`]).
 //! - A code is canonical: symbols are ordered by (code length, symbol number) and numbered

@@ -58,8 +58,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::format::bytes::{u32_at, u64_at};
 use crate::format::codec::{decode_log_entry, encode_log_entry, LogEntry};
 use crate::format::fsio;
+use crate::format::FormatError;
 
 const MAGIC: [u8; 4] = *b"RLOG";
 /// The log format this version writes.
@@ -105,24 +107,24 @@ fn slot(sequence: u64, len: u64, log_id: u64) -> [u8; SLOT_LEN] {
 /// zeros; any other slot failing its checksum is damage — a 20-byte write within one sector
 /// does not tear in practice, and reading past a damaged newest slot would take the last
 /// acknowledged entry for an unacknowledged one.
-fn committed(bytes: &[u8], log_id: u64) -> std::result::Result<(u64, u64), String> {
+fn committed(bytes: &[u8], log_id: u64) -> std::result::Result<(u64, u64), FormatError> {
     if bytes.len() != 2 * SLOT_LEN {
-        return Err(format!("{} bytes, not {}", bytes.len(), 2 * SLOT_LEN));
+        return Err(format!("{} bytes, not {}", bytes.len(), 2 * SLOT_LEN).into());
     }
     let mut newest = None;
     for (n, s) in bytes.chunks_exact(SLOT_LEN).enumerate() {
         if s.iter().all(|&b| b == 0) {
             continue;
         }
-        if slot_crc(s, log_id) != s[16..20] {
-            return Err(format!(
-                "slot {n} fails its checksum (damaged, or copied from another log)"
-            ));
-        }
-        let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
-        newest = newest.max(Some((word(0), word(8))));
+        FormatError::check_crc(
+            || format!("slot {n}"),
+            u32_at(s, 16),
+            u32::from_le_bytes(slot_crc(s, log_id)),
+        )
+        .map_err(|problem| problem.noted("damaged, or copied from another log"))?;
+        newest = newest.max(Some((u64_at(s, 0), u64_at(s, 8))));
     }
-    newest.ok_or_else(|| "no slot was ever written".to_string())
+    newest.ok_or_else(|| "no slot was ever written".into())
 }
 
 /// Reads the committed length of the log at `log`: (sequence, length).
@@ -139,7 +141,7 @@ fn read_committed(log: &Path, log_id: u64) -> Result<(u64, u64)> {
         _ => Error::io(&path, e),
     })?;
     committed(&bytes, log_id)
-        .map_err(|problem| Error::corrupt(&path, format!("the log's committed length: {problem}")))
+        .map_err(|problem| Error::corrupt(&path, problem.within("the log's committed length")))
 }
 
 /// A stretch of the log that holds no sound entry, with more log after it or not.
@@ -265,9 +267,7 @@ fn read_committed_if_v2(path: &Path, log_id: u64) -> Result<Option<(u64, u64)>> 
             let version = fsio::open_read(path).ok().and_then(|mut file| {
                 let mut header = [0u8; HEADER_LEN as usize];
                 file.read_exact(&mut header).ok()?;
-                Some(u32::from_le_bytes(
-                    header[4..8].try_into().expect("4 bytes"),
-                ))
+                Some(u32_at(&header, 4))
             });
             if version == Some(LOG_VERSION_1) {
                 Ok(None)
@@ -328,8 +328,8 @@ fn parse_log(
     if found[0..4] != MAGIC {
         return Err(Error::corrupt(path, "not a record log (bad magic)"));
     }
-    let version = u32::from_le_bytes(found[4..8].try_into().expect("4 bytes"));
-    let id = u64::from_le_bytes(found[8..16].try_into().expect("8 bytes"));
+    let version = u32_at(found, 4);
+    let id = u64_at(found, 8);
     if log_id.is_some_and(|expected| expected != id) {
         return Err(Error::corrupt(
             path,
@@ -360,10 +360,10 @@ fn parse_log(
 /// An entry header that checks out at `at`: its payload length.
 fn sound_header(bytes: &[u8], at: usize) -> Option<(usize, u32)> {
     let h = bytes.get(at..at + ENTRY_HEADER_LEN)?;
-    let len = u32::from_le_bytes(h[0..4].try_into().expect("4 bytes")) as usize;
-    let payload_crc = u32::from_le_bytes(h[4..8].try_into().expect("4 bytes"));
-    let offset = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
-    let header_crc = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
+    let len = u32_at(h, 0) as usize;
+    let payload_crc = u32_at(h, 4);
+    let offset = u64_at(h, 8);
+    let header_crc = u32_at(h, 16);
     (crc32fast::hash(&h[..16]) == header_crc && offset == at as u64 && len <= MAX_ENTRY_LEN)
         .then_some((len, payload_crc))
 }
@@ -488,8 +488,8 @@ fn parse_entries_1(bytes: &[u8], path: &Path, contents: &mut LogContents) -> Res
         if rest.len() < ENTRY_HEADER_LEN_1 || rest.iter().all(|&b| b == 0) {
             break;
         }
-        let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+        let len = u32_at(rest, 0) as usize;
+        let crc = u32_at(rest, 4);
         if len > MAX_ENTRY_LEN {
             return Err(Error::corrupt(
                 path,
@@ -631,12 +631,12 @@ impl LogAppender {
 /// intact record.
 pub fn refuse_write(damage: Error) -> Error {
     match damage {
-        Error::Corrupt { file, problem } if !problem.contains("reliora salvage") => {
+        Error::Corrupt { file, problem } if !problem.to_string().contains("reliora salvage") => {
             Error::Corrupt {
                 file,
-                problem: format!(
-                    "{problem} — the write was refused, so nothing acknowledged is lost; run \
-                 `reliora salvage` to rebuild every intact record into a new generation"
+                problem: problem.noted(
+                    "the write was refused, so nothing acknowledged is lost; run `reliora \
+                     salvage` to rebuild every intact record into a new generation",
                 ),
             }
         }

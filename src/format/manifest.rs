@@ -34,7 +34,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::format::footer::{verify_body, write_file, FileKind, Footer, FOOTER_LEN};
+use crate::format::footer::{
+    verify_body, write_file, FileKind, Footer, FOOTER_LEN, FORMAT_VERSION,
+};
+use crate::format::FormatError;
 use crate::schema::GROUP_COUNT;
 
 /// The manifest's file name inside an index directory.
@@ -127,10 +130,13 @@ impl Manifest {
         verify_body(body, &footer, &path)?;
         let manifest: Manifest = serde_json::from_slice(body)
             .map_err(|e| Error::corrupt(&path, format!("manifest is not valid: {e}")))?;
-        if manifest.format_version != crate::format::footer::FORMAT_VERSION {
+        if manifest.format_version != FORMAT_VERSION {
             return Err(Error::corrupt(
                 &path,
-                format!("manifest format version {}", manifest.format_version),
+                FormatError::Version {
+                    found: manifest.format_version,
+                    supported: FORMAT_VERSION,
+                },
             ));
         }
         let names = std::iter::once(manifest.log.as_str())

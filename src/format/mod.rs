@@ -13,9 +13,9 @@
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
 //! <segment>.store               record number → bincode record, compressed by a word-based
-//!                               Huffman model trained per build (store.rs, wordcode.rs,
+//!                               Huffman model trained per build (store.rs, wordcode/,
 //!                               huffman.rs, blobs.rs, codec.rs)
-//! <segment>.columns             per-record values for scoring (columns.rs)
+//! <segment>.columns             per-record values for scoring (columns/)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair
 //!                               of them (pairs.rs)
 //! g<generation>.log             the record log, appended to, never mapped (log.rs)
@@ -24,16 +24,21 @@
 //! The manifest also records, per segment, the sum over its records of each field group's
 //! length (`groupLengthSums`), so `bm25f` has its average lengths without reading the columns.
 //!
-//! Every file is written once, ends in a footer (footer.rs), and is checked before use.
+//! Every file is written once, ends in a footer (footer.rs), and is checked before use: its
+//! integers are read through one cursor (bytes.rs) that checks every read against the bytes'
+//! end, and what a check finds wrong is a [`FormatError`] (error.rs), which
+//! [`Error::Corrupt`](crate::Error::Corrupt) carries with the file's name.
 //! Term keys are the token text; a token that came from a stop word is keyed with a trailing
 //! `0xFF` byte (which never occurs in UTF-8), so `english` queries can skip those entries while a
 //! prefix scan still finds them for `multilingual` ones.
 
 pub mod bitpack;
 pub mod blobs;
+pub mod bytes;
 pub mod codec;
 pub mod columns;
 pub mod dictionary;
+mod error;
 pub mod file;
 pub mod footer;
 pub mod fsio;
@@ -45,6 +50,8 @@ pub mod pairs;
 pub mod postings;
 pub mod store;
 pub mod wordcode;
+
+pub use error::FormatError;
 
 /// The marker byte appended to the key of a token that came from a stop word.
 pub const STOP_MARKER: u8 = 0xFF;

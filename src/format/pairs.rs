@@ -19,7 +19,9 @@
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::blobs::BlobWriter;
+use crate::format::bytes::{u16_at, ByteCursor};
 use crate::format::file::IndexFile;
+use crate::format::FormatError;
 
 const BLOCK: usize = 128;
 
@@ -98,40 +100,35 @@ impl PairHeader {
     /// Parses blob 0, checking the words are UTF-8 in strictly ascending order and the pair
     /// numbers do not decrease.
     pub fn parse(blob: &[u8], file: &IndexFile) -> Result<PairHeader> {
-        let mut rest = blob;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            if rest.len() < n {
-                return Err(file.corrupt("pair header is cut short"));
-            }
-            let (head, tail) = rest.split_at(n);
-            rest = tail;
-            Ok(head)
-        };
-        let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let word_count = u32_of(take(4)?) as usize;
+        PairHeader::parse_bytes(blob).map_err(|problem| file.corrupt(problem))
+    }
+
+    fn parse_bytes(blob: &[u8]) -> std::result::Result<PairHeader, FormatError> {
+        let cut = |problem: FormatError| problem.within("pair header");
+        let mut cursor = ByteCursor::new(blob);
+        let word_count = cursor.u32().map_err(cut)? as usize;
         if word_count > u16::MAX as usize + 1 {
-            return Err(file.corrupt(format!("{word_count} frequent words")));
+            return Err(format!("{word_count} frequent words").into());
         }
         let mut words: Vec<String> = Vec::with_capacity(word_count);
         for _ in 0..word_count {
-            let len = take(2)?;
-            let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
-            let word = std::str::from_utf8(take(len)?)
-                .map_err(|_| file.corrupt("a frequent word is not UTF-8"))?;
+            let len = usize::from(cursor.u16().map_err(cut)?);
+            let word = std::str::from_utf8(cursor.take(len).map_err(cut)?)
+                .map_err(|_| FormatError::from("a frequent word is not UTF-8"))?;
             if words.last().is_some_and(|last| last.as_str() >= word) {
-                return Err(file.corrupt("frequent words are out of order"));
+                return Err("frequent words are out of order".into());
             }
             words.push(word.to_string());
         }
-        let first_pairs: Vec<u32> = take(4 * (word_count + 1))?
-            .chunks_exact(4)
-            .map(u32_of)
-            .collect();
+        let first_pairs = (0..=word_count)
+            .map(|_| cursor.u32())
+            .collect::<std::result::Result<Vec<u32>, _>>()
+            .map_err(cut)?;
         if first_pairs.windows(2).any(|w| w[0] > w[1]) || first_pairs[0] != 0 {
-            return Err(file.corrupt("pair numbers are out of order"));
+            return Err("pair numbers are out of order".into());
         }
-        if !rest.is_empty() {
-            return Err(file.corrupt("pair header has trailing bytes"));
+        if !cursor.is_empty() {
+            return Err("pair header has trailing bytes".into());
         }
         Ok(PairHeader { words, first_pairs })
     }
@@ -161,7 +158,7 @@ impl PairHeader {
         file: &IndexFile,
     ) -> Result<Option<u32>> {
         let (starts, count) = self.partner_count(first, partners, file)?;
-        let at = |i: usize| u16::from_le_bytes([partners[2 * i], partners[2 * i + 1]]);
+        let at = |i: usize| u16_at(partners, 2 * i);
         let (mut lo, mut hi) = (0, count);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -225,19 +222,17 @@ pub fn for_each_record(
     file: &IndexFile,
     mut visit: impl FnMut(u32),
 ) -> Result<()> {
-    let cut = || file.corrupt("pair records are cut short");
-    let (count, mut rest) = blob.split_first_chunk::<4>().ok_or_else(cut)?;
-    let mut remaining = u32::from_le_bytes(*count) as usize;
+    let cut = |problem: FormatError| file.corrupt(problem.within("pair records"));
+    let mut cursor = ByteCursor::new(blob);
+    let mut remaining = cursor.u32().map_err(cut)? as usize;
     let mut next: u64 = 0;
     while remaining > 0 {
-        let (&width, tail) = rest.split_first().ok_or_else(cut)?;
-        let width = u32::from(width);
+        let width = u32::from(cursor.u8().map_err(cut)?);
         if width > 32 {
             return Err(file.corrupt(format!("pair gap width {width} is invalid")));
         }
         let count = remaining.min(BLOCK);
-        let len = packed_len(count, width);
-        let packed = Packed::new(tail.get(..len).ok_or_else(cut)?, width);
+        let packed = Packed::new(cursor.take(packed_len(count, width)).map_err(cut)?, width);
         for i in 0..count {
             let record = next + u64::from(packed.get(i));
             if record >= u64::from(records) {
@@ -248,10 +243,9 @@ pub fn for_each_record(
             visit(record as u32);
             next = record + 1;
         }
-        rest = &tail[len..];
         remaining -= count;
     }
-    if !rest.is_empty() {
+    if !cursor.is_empty() {
         return Err(file.corrupt("pair records have trailing bytes"));
     }
     Ok(())

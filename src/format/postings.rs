@@ -29,7 +29,9 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
+use crate::format::bytes::{u16_at, u32_at, u64_at, ByteCursor};
 use crate::format::file::IndexFile;
+use crate::format::FormatError;
 use crate::schema::GROUP_COUNT;
 
 /// Term frequencies are packed in blocks of this many values.
@@ -218,37 +220,43 @@ impl<'a> TermPostings<'a> {
     /// Splits a blob into its parts, checking the record set's header, the palette and every
     /// length against the blob.
     pub fn parse(blob: &'a [u8], file: &IndexFile) -> Result<TermPostings<'a>> {
-        let mut reader = SliceReader { bytes: blob, file };
-        let docs_len = reader.u32()? as usize;
-        let docs = reader.take(docs_len)?;
-        let (containers, len) = docs_header(docs)
-            .map_err(|problem| file.corrupt(format!("postings records: {problem}")))?;
-        let palette_len = u16::from_le_bytes(reader.take(2)?.try_into().expect("2 bytes"));
+        TermPostings::parse_bytes(blob).map_err(|problem| file.corrupt(problem))
+    }
+
+    fn parse_bytes(blob: &'a [u8]) -> std::result::Result<TermPostings<'a>, FormatError> {
+        let cut = |problem: FormatError| problem.within("postings blob");
+        let mut cursor = ByteCursor::new(blob);
+        let docs_len = cursor.u32().map_err(cut)? as usize;
+        let docs = cursor.take(docs_len).map_err(cut)?;
+        let (containers, len) =
+            docs_header(docs).map_err(|problem| problem.within("postings records"))?;
+        let palette_len = cursor.u16().map_err(cut)?;
         let mut palette = Vec::with_capacity(palette_len as usize);
         for _ in 0..palette_len {
-            let mask = u16::from_le_bytes(reader.take(2)?.try_into().expect("2 bytes"));
+            let mask = cursor.u16().map_err(cut)?;
             if mask == 0 || mask >> GROUP_COUNT != 0 || palette.last() >= Some(&mask) {
-                return Err(file.corrupt(format!("postings group mask {mask:#x} is invalid")));
+                return Err(format!("postings group mask {mask:#x} is invalid").into());
             }
             palette.push(mask);
         }
         if (palette.is_empty()) != (len == 0) {
-            return Err(file.corrupt("postings palette does not fit the records"));
+            return Err("postings palette does not fit the records".into());
         }
-        let width = u32::from(reader.take(1)?[0]);
+        let width = u32::from(cursor.u8().map_err(cut)?);
         if width != width_of(u32::from(palette_len).saturating_sub(1)) {
-            return Err(file.corrupt(format!(
+            return Err(format!(
                 "postings code width {width} does not fit a palette of {palette_len}"
-            )));
+            )
+            .into());
         }
-        let codes = reader.take(packed_len(len as usize, width))?;
+        let codes = cursor.take(packed_len(len as usize, width)).map_err(cut)?;
         Ok(TermPostings {
             docs,
             containers,
             len,
             palette,
             codes: Packed::new(codes, width),
-            tfs: reader.bytes,
+            tfs: cursor.rest(),
         })
     }
 
@@ -274,8 +282,7 @@ impl<'a> TermPostings<'a> {
 
     /// The records containing the term, decoded with validation.
     pub fn records(&self, file: &IndexFile) -> Result<RoaringBitmap> {
-        decode_bitmap(self.docs)
-            .map_err(|problem| file.corrupt(format!("postings bitmap: {problem}")))
+        decode_bitmap(self.docs).map_err(|problem| file.corrupt(problem.within("postings bitmap")))
     }
 
     /// Calls `visit(record, palette index)` for each record containing the term, ascending,
@@ -414,9 +421,7 @@ impl<'a> TermPostings<'a> {
                 lo
             } else {
                 let words = &bytes[data..data + size];
-                let word = |w: usize| {
-                    u64::from_le_bytes(words[8 * w..8 * w + 8].try_into().expect("8 bytes"))
-                };
+                let word = |w: usize| u64_at(words, 8 * w);
                 let (w, bit) = (usize::from(low) / 64, u32::from(low) % 64);
                 if word(w) >> bit & 1 == 0 {
                     return Ok(None);
@@ -468,15 +473,14 @@ impl<'a> TermPostings<'a> {
         file: &IndexFile,
         mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
-        let mut reader = SliceReader {
-            bytes: self.tfs,
-            file,
-        };
-        let mut remaining = reader.u32()? as usize;
-        let mut rest = reader.bytes;
+        let mut tf_bytes = ByteCursor::new(self.tfs);
+        let mut remaining = tf_bytes
+            .u32()
+            .map_err(|problem| file.corrupt(problem.within("postings blob")))?
+            as usize;
         let mut block: Vec<u32> = Vec::with_capacity(TF_BLOCK);
         let mut next = 0;
-        let mut problem: Option<String> = None;
+        let mut problem: Option<FormatError> = None;
         let palette = &self.palette;
         self.for_each(records, file, |doc, code| {
             if problem.is_some() {
@@ -489,7 +493,7 @@ impl<'a> TermPostings<'a> {
                     continue;
                 }
                 if next == block.len() {
-                    match next_tf_block(&mut rest, &mut remaining) {
+                    match next_tf_block(&mut tf_bytes, &mut remaining) {
                         Ok(values) => {
                             block = values;
                             next = 0;
@@ -505,11 +509,11 @@ impl<'a> TermPostings<'a> {
             }
             visit(doc, mask, &tfs);
         })?;
-        if problem.is_none() && (next != block.len() || remaining != 0 || !rest.is_empty()) {
-            problem = Some("term frequencies do not fit the records".to_string());
+        if problem.is_none() && (next != block.len() || remaining != 0 || !tf_bytes.is_empty()) {
+            problem = Some("term frequencies do not fit the records".into());
         }
         match problem {
-            Some(problem) => Err(file.corrupt(format!("postings: {problem}"))),
+            Some(problem) => Err(file.corrupt(problem.within("postings"))),
             None => Ok(()),
         }
     }
@@ -522,95 +526,75 @@ impl<'a> TermPostings<'a> {
         file: &IndexFile,
         mut visit: impl FnMut(&[u32]),
     ) -> Result<()> {
-        let mut reader = SliceReader {
-            bytes: self.tfs,
-            file,
-        };
-        let mut remaining = reader.u32()? as usize;
+        let mut tfs = ByteCursor::new(self.tfs);
+        let mut remaining = tfs
+            .u32()
+            .map_err(|problem| file.corrupt(problem.within("postings blob")))?
+            as usize;
         if remaining != expected {
             return Err(file.corrupt(format!(
                 "postings: {remaining} term frequencies for records that need {expected}"
             )));
         }
-        let mut rest = reader.bytes;
         while remaining > 0 {
-            let block = next_tf_block(&mut rest, &mut remaining)
-                .map_err(|problem| file.corrupt(format!("postings: {problem}")))?;
+            let block = next_tf_block(&mut tfs, &mut remaining)
+                .map_err(|problem| file.corrupt(problem.within("postings")))?;
             visit(&block);
         }
-        if !rest.is_empty() {
+        if !tfs.is_empty() {
             return Err(file.corrupt("postings: term frequencies do not fit the records"));
         }
         Ok(())
     }
 }
 
-/// Decodes the next block of term frequencies (tf − 1) from the front of `rest`, of the
-/// `remaining` the blob holds.
-fn next_tf_block(rest: &mut &[u8], remaining: &mut usize) -> std::result::Result<Vec<u32>, String> {
+/// Decodes the next block of term frequencies (tf − 1) from `tfs`, of the `remaining` the
+/// blob holds.
+fn next_tf_block(
+    tfs: &mut ByteCursor<'_>,
+    remaining: &mut usize,
+) -> std::result::Result<Vec<u32>, FormatError> {
     let count = (*remaining).min(TF_BLOCK);
     if count == 0 {
-        return Err("more term frequencies needed than recorded".to_string());
+        return Err("more term frequencies needed than recorded".into());
     }
-    let (&width, tail) = rest.split_first().ok_or("term frequencies are cut short")?;
-    let width = u32::from(width);
+    let cut = |problem: FormatError| problem.within("term frequencies");
+    let width = u32::from(tfs.u8().map_err(cut)?);
     if width > 32 {
-        return Err(format!("term frequency width {width} is invalid"));
+        return Err(format!("term frequency width {width} is invalid").into());
     }
-    let len = packed_len(count, width);
-    if tail.len() < len {
-        return Err("term frequencies are cut short".to_string());
-    }
-    let packed = Packed::new(&tail[..len], width);
-    *rest = &tail[len..];
+    let packed = Packed::new(tfs.take(packed_len(count, width)).map_err(cut)?, width);
     *remaining -= count;
     Ok((0..count).map(|i| packed.get(i)).collect())
 }
 
-fn u16_at(bytes: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([bytes[at], bytes[at + 1]])
-}
-
 /// Checks the header of a serialized record set (roaring's format without run containers) and
 /// that its containers fill it exactly; returns the container count and the cardinality.
-fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), String> {
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or("header cut short")
-    };
-    let cookie = word(0)?;
+fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), FormatError> {
+    let mut cursor = ByteCursor::new(bytes);
+    let cookie = cursor.u32()?;
     if cookie != NO_RUN_COOKIE {
-        return Err(format!("cookie {cookie} is not {NO_RUN_COOKIE}"));
+        return Err(format!("cookie {cookie} is not {NO_RUN_COOKIE}").into());
     }
-    let size = word(4)? as usize;
+    let size = cursor.u32()? as usize;
     if size > 1 << 16 {
-        return Err(format!("{size} containers"));
+        return Err(format!("{size} containers").into());
     }
     let header = 8 + 8 * size;
-    if bytes.len() < header {
-        return Err("header cut short".to_string());
-    }
+    cursor.take(8 * size)?;
     let mut expected = header;
     let mut len = 0u64;
     let mut previous: Option<u16> = None;
     for c in 0..size {
         let key = u16_at(bytes, 8 + 4 * c);
         if previous.is_some_and(|p| p >= key) {
-            return Err(format!(
-                "container keys out of order ({key} after {previous:?})"
-            ));
+            return Err(format!("container keys out of order ({key} after {previous:?})").into());
         }
         previous = Some(key);
         let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
-        let offset = u32::from_le_bytes(
-            bytes[8 + 4 * size + 4 * c..12 + 4 * size + 4 * c]
-                .try_into()
-                .expect("4 bytes"),
-        ) as usize;
+        let offset = u32_at(bytes, 8 + 4 * size + 4 * c) as usize;
         if offset != expected {
-            return Err(format!("container {c} at {offset}, expected {expected}"));
+            return Err(format!("container {c} at {offset}, expected {expected}").into());
         }
         expected += if card <= ARRAY_LIMIT {
             2 * card
@@ -620,10 +604,7 @@ fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), String> {
         len += card as u64;
     }
     if expected != bytes.len() {
-        return Err(format!(
-            "containers take {expected} bytes of {}",
-            bytes.len()
-        ));
+        return Err(format!("containers take {expected} bytes of {}", bytes.len()).into());
     }
     // A bitmap container's bits must number its cardinality, or positions would run past the
     // codes; checked here once rather than per record in the walk.
@@ -638,7 +619,7 @@ fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), String> {
                 .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones())
                 .sum();
             if bits as usize != card {
-                return Err(format!("container {c} holds {bits} records, not {card}"));
+                return Err(format!("container {c} holds {bits} records, not {card}").into());
             }
             data += BITMAP_BYTES;
         }
@@ -649,63 +630,35 @@ fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), String> {
 /// Decodes a roaring bitmap in the portable format, validating it: the containers are checked
 /// by `deserialize_from`, their keys here (a bitmap whose keys do not ascend would answer
 /// membership and set operations wrongly), and every byte must be used.
-pub fn decode_bitmap(bytes: &[u8]) -> std::result::Result<RoaringBitmap, String> {
+pub fn decode_bitmap(bytes: &[u8]) -> std::result::Result<RoaringBitmap, FormatError> {
     let mut reader = bytes;
-    let bitmap = RoaringBitmap::deserialize_from(&mut reader).map_err(|e| e.to_string())?;
+    let bitmap = RoaringBitmap::deserialize_from(&mut reader)
+        .map_err(|e| FormatError::Invalid(e.to_string()))?;
     if !reader.is_empty() {
-        return Err(format!("{} trailing bytes", reader.len()));
+        return Err(format!("{} trailing bytes", reader.len()).into());
     }
     // The header is sound now (deserialize_from read it): cookie, then the container keys.
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let cookie = word(0).ok_or("header cut short")?;
+    let mut header = ByteCursor::new(bytes);
+    let cookie = header.u32()?;
     let (size, descriptions_at) = if cookie == NO_RUN_COOKIE {
-        (word(4).ok_or("header cut short")? as usize, 8)
+        (header.u32()? as usize, 8)
     } else {
         let size = (cookie >> 16) as usize + 1;
         (size, 4 + size.div_ceil(8))
     };
     let mut previous: Option<u16> = None;
     for i in 0..size {
-        let at = descriptions_at + 4 * i;
-        let key = bytes
-            .get(at..at + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .ok_or("container descriptions cut short")?;
+        let key = ByteCursor::at(bytes, descriptions_at + 4 * i).u16()?;
         if previous.is_some_and(|p| p >= key) {
             return Err(format!(
                 "container keys out of order ({key} after {})",
                 previous.unwrap_or(0)
-            ));
+            )
+            .into());
         }
         previous = Some(key);
     }
     Ok(bitmap)
-}
-
-struct SliceReader<'a, 'f> {
-    bytes: &'a [u8],
-    file: &'f IndexFile,
-}
-
-impl<'a> SliceReader<'a, '_> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.bytes.len() < n {
-            return Err(self.file.corrupt("postings blob is cut short"));
-        }
-        let (head, tail) = self.bytes.split_at(n);
-        self.bytes = tail;
-        Ok(head)
-    }
-
-    fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
-    }
 }
 
 #[cfg(test)]

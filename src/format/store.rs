@@ -1,11 +1,11 @@
 //! The record store: record number → the codec's bytes (codec.rs), each record compressed on its
 //! own with a word-based Huffman model trained on the records of the build that wrote it
-//! (wordcode.rs).
+//! (wordcode/).
 //!
 //! The store is a blob file (blobs.rs) of `n + 1` blobs for `n` records:
 //!
 //! ```text
-//! blob 0       the model (wordcode.rs): the words and separators of a spread of the records
+//! blob 0       the model (wordcode/): the words and separators of a spread of the records
 //!              of the build's first segment with their Huffman code lengths, and byte-level
 //!              codes spelling the others; every segment of a build shares it, so merging them
 //!              copies frames. Empty when those records are too few to train one (frames then
@@ -37,6 +37,7 @@ use crate::format::codec;
 use crate::format::file::IndexFile;
 use crate::format::footer::{FileKind, Footer};
 use crate::format::wordcode::{self, Encoder, Model};
+use crate::format::FormatError;
 
 /// The most a stored record may decode to: the codec's decode limit, twice the SPEC's 1 MiB
 /// record (a record's codec bytes are about the size of its JSON, plus its locator).
@@ -49,7 +50,7 @@ const CHUNK: usize = 4096;
 /// compressed with `model` (from [`train_model`]; empty: none), and finishes the file.
 pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) -> Result<Footer> {
     let path = path.into();
-    let parsed = Model::parse(model.to_vec()).map_err(|problem| model_damage(&path, &problem))?;
+    let parsed = Model::parse(model.to_vec()).map_err(|problem| model_damage(&path, problem))?;
     let mut writer = StoreWriter::create(path, model, &parsed)?;
     writer.compress(records)?;
     writer.finish()
@@ -90,11 +91,8 @@ pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<F
 }
 
 /// A damaged model blob, as an error about `file`.
-fn model_damage(file: impl Into<PathBuf>, problem: &str) -> Error {
-    Error::corrupt(
-        file,
-        format!("the record model (blob 0) is damaged: {problem}"),
-    )
+fn model_damage(file: impl Into<PathBuf>, problem: FormatError) -> Error {
+    Error::corrupt(file, problem.within("the record model (blob 0) is damaged"))
 }
 
 /// Writes a store: the model blob, then record frames.
@@ -211,9 +209,10 @@ impl StoreFile {
         }
         let frame = self.blobs.get(index + 1)?;
         let model = self.model()?;
-        model
-            .decode(frame, MAX_RECORD_LEN)
-            .map_err(|problem| self.file().corrupt(format!("record {index}: {problem}")))
+        model.decode(frame, MAX_RECORD_LEN).map_err(|problem| {
+            self.file()
+                .corrupt(problem.within(format!("record {index}")))
+        })
     }
 
     /// The parsed model, read and checked on first use.
@@ -226,7 +225,7 @@ impl StoreFile {
             return Ok(model);
         }
         let model = Model::parse(self.blobs.get_shared(0)?)
-            .map_err(|problem| model_damage(self.file().path(), &problem))?;
+            .map_err(|problem| model_damage(self.file().path(), problem))?;
         Ok(self.model.get_or_init(|| model))
     }
 }

@@ -357,7 +357,7 @@ impl Index {
         let log_path = dir.join(&manifest.log);
         let log = read_log(&log_path, manifest.log_key())?;
         let log_damage = match log.damage_error(&log_path) {
-            Some(Error::Corrupt { file, problem }) => Some((file, problem)),
+            Some(Error::Corrupt { file, problem }) => Some((file, problem.to_string())),
             _ => None,
         };
         // Replaying the log reads ids, facets and columns: damage found there degrades too.
@@ -806,11 +806,11 @@ pub(crate) fn no_scan_possible(error: Error, first: Option<&Error>) -> Error {
                 .unwrap_or_default();
             Error::Corrupt {
                 file,
-                problem: format!(
-                    "{problem} — the stored records cannot be read, so search cannot fall back \
+                problem: problem.noted(format!(
+                    "the stored records cannot be read, so search cannot fall back \
                      to a scan{cause}; restore the index from a backup, or rebuild it from an \
                      export or the original inputs"
-                ),
+                )),
             }
         }
         other => other,
