@@ -122,6 +122,8 @@
 //! ```
 
 #![deny(missing_docs)]
+// Memory maps are the one `unsafe` code, allowed in `format::mmap` alone.
+#![deny(unsafe_code)]
 
 pub mod error;
 pub mod eval;

@@ -1,5 +1,7 @@
 //! The `reliora` command line.
 
+#![deny(unsafe_code)]
+
 mod cli;
 
 /// mimalloc: a build allocates and frees millions of small buffers (parsed records, tokens,

@@ -38,20 +38,23 @@ pub mod bytes;
 pub mod codec;
 pub mod columns;
 pub mod dictionary;
-mod error;
+
 pub mod file;
 pub mod footer;
 pub mod fsio;
 pub mod huffman;
 pub mod log;
 pub mod manifest;
+// The one room for `unsafe`: its module docs state the invariant (write-once files), each
+// block its `// SAFETY:` comment.
+#[allow(unsafe_code)]
 pub mod mmap;
 pub mod pairs;
 pub mod postings;
 pub mod store;
 pub mod wordcode;
 
-pub use error::FormatError;
+pub use crate::error::FormatError;
 
 /// The marker byte appended to the key of a token that came from a stop word.
 pub const STOP_MARKER: u8 = 0xFF;

@@ -5,8 +5,10 @@ use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 
-use super::encode::NONE;
 use super::tokens::{load8, token_hash};
+
+/// A code for encoding: `code << 5 | length`; [`NONE`] (0): no code.
+pub(super) const NONE: u32 = 0;
 
 /// The longest token an entry of [`CodeMap`] holds (longer ones are looked up apart).
 pub(super) const MAP_TOKEN: usize = 24;

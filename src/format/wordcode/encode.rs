@@ -2,7 +2,7 @@
 //! then looked up in the model's [`CodeMap`] and written as their codes, a word missing from the
 //! model whole or in pieces ([`plan`]), spelled when it has no code.
 
-use super::code_map::{CodeMap, MAP_TOKEN};
+use super::code_map::{CodeMap, MAP_TOKEN, NONE};
 use super::model::{span_of, Model};
 use super::plan::{for_each_piece, plan, Costs, Lookup, Piece};
 use super::tokens::{hash_at, kind_of, word_lanes, IS_WORD, PAD};
@@ -84,9 +84,6 @@ impl Model {
 pub struct Encoder {
     codes: Option<Codes>,
 }
-
-/// A code for encoding: `code << 5 | length`; [`NONE`] (0): no code.
-pub(super) const NONE: u32 = 0;
 
 /// The model's codes, for encoding.
 struct Codes {

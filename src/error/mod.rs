@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-pub use crate::format::FormatError;
+mod format;
+pub use format::FormatError;
 
 /// A `Result` whose error is Reliora's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
