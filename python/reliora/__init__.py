@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from . import _reliora
+from . import _errors
 from ._errors import (
     EmptyQuery,
     Error,
@@ -61,21 +62,8 @@ __all__ = [
     "CompactResult",
     "EvalReport",
     "eval_beir",
-    "Error",
-    "InvalidInput",
-    "EmptyQuery",
-    "InvalidMinScore",
-    "InvalidLimit",
-    "InvalidCandidates",
-    "InvalidTokenBudget",
-    "InvalidProjectContext",
-    "InvalidTag",
-    "UnknownProfile",
-    "InvalidRecord",
-    "InvalidOption",
-    "NotFound",
-    "IndexDamaged",
-    "IoError",
+    # The exceptions, as _errors lists them.
+    *(name for name in _errors.__all__ if name != "from_code"),
 ]
 
 __version__: str = _reliora.__version__
