@@ -63,15 +63,32 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             |()| 0,
         );
     }
-    let outcome = match &cli.command {
-        Command::Build(build) => run_build(index_dir, build, &printer),
+    let outcome = dispatch(&cli, &matches, index_dir, &printer);
+    let status = match outcome {
+        Ok(status) => status,
+        Err(error) if output::is_closed_stdout(&error) => 0,
+        Err(error) => printer.error(&error),
+    };
+    printer.finish(status)
+}
+
+/// Runs the parsed command (any but `mcp`, served before): its exit status, or the error to
+/// print.
+fn dispatch(
+    cli: &Cli,
+    matches: &clap::ArgMatches,
+    index_dir: &Path,
+    printer: &Printer,
+) -> Result<i32> {
+    match &cli.command {
+        Command::Build(build) => run_build(index_dir, build, printer),
         Command::Search(search) => {
             let sub = matches
                 .subcommand_matches("search")
                 .expect("search subcommand matched");
-            run_search(&cli.index, search, sub, &printer)
+            run_search(&cli.index, search, sub, printer)
         }
-        Command::Eval(args) => eval::run_eval(args, &printer),
+        Command::Eval(args) => eval::run_eval(args, printer),
         Command::Show { id } => {
             Index::open(index_dir)
                 .and_then(|index| index.get(id))
@@ -87,7 +104,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
                     0
                 })
         }
-        Command::Record { file } => run_record(index_dir, file.as_deref(), &printer),
+        Command::Record { file } => run_record(index_dir, file.as_deref(), printer),
         Command::Feedback { id, outcome } => Outcome::parse(outcome)
             .and_then(|outcome| IndexWriter::new(index_dir).feedback(id, outcome))
             .map(|report| {
@@ -129,13 +146,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             }),
         #[cfg(feature = "mcp")]
         Command::Mcp => unreachable!("served above"),
-    };
-    let status = match outcome {
-        Ok(status) => status,
-        Err(error) if output::is_closed_stdout(&error) => 0,
-        Err(error) => printer.error(&error),
-    };
-    printer.finish(status)
+    }
 }
 
 fn clap_failure(error: clap::Error, argv: &[OsString]) -> i32 {

@@ -12,8 +12,8 @@
 //! Reading blob `i` checks its directory entry against the body bounds and its bytes against
 //! their CRC, so a damaged blob is reported, never decoded.
 
+use crate::format::directory::FileTarget;
 use std::ops::Range;
-use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::format::bytes::{u32_at, u64_at};
@@ -34,7 +34,7 @@ pub struct BlobWriter {
 
 impl BlobWriter {
     /// Creates a blob file of `kind` at `path`.
-    pub fn create(path: impl Into<PathBuf>, kind: FileKind) -> Result<BlobWriter> {
+    pub fn create(path: impl Into<FileTarget>, kind: FileKind) -> Result<BlobWriter> {
         Ok(BlobWriter {
             out: FileWriter::create(path, kind)?,
             directory: Vec::new(),

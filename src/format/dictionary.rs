@@ -12,12 +12,13 @@
 //! the never-panic tests see it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use fst::{IntoStreamer, Streamer};
 
 use crate::error::{Error, Result};
+use crate::format::directory::FileTarget;
 use crate::format::file::IndexFile;
 use crate::format::footer::{write_file, FileKind, Footer};
 use crate::format::mmap::FileSlice;
@@ -25,7 +26,7 @@ use crate::format::FormatError;
 
 /// Writes a dictionary from keys in strictly ascending byte order.
 pub fn write_dictionary<K: AsRef<[u8]>>(
-    path: &Path,
+    path: impl Into<FileTarget>,
     entries: impl IntoIterator<Item = (K, u64)>,
 ) -> Result<Footer> {
     let mut writer = DictionaryWriter::new(path);
@@ -37,15 +38,15 @@ pub fn write_dictionary<K: AsRef<[u8]>>(
 
 /// Writes a dictionary key by key, keys in strictly ascending byte order.
 pub struct DictionaryWriter {
-    path: PathBuf,
+    target: FileTarget,
     builder: fst::MapBuilder<Vec<u8>>,
 }
 
 impl DictionaryWriter {
     /// Starts the dictionary file at `path` (written by `finish`).
-    pub fn new(path: impl Into<PathBuf>) -> DictionaryWriter {
+    pub fn new(path: impl Into<FileTarget>) -> DictionaryWriter {
         DictionaryWriter {
-            path: path.into(),
+            target: path.into(),
             builder: fst::MapBuilder::memory(),
         }
     }
@@ -54,7 +55,7 @@ impl DictionaryWriter {
     pub fn insert(&mut self, key: impl AsRef<[u8]>, value: u64) -> Result<()> {
         self.builder.insert(key, value).map_err(|e| {
             Error::corrupt(
-                &self.path,
+                self.target.path(),
                 format!("dictionary keys out of order while building: {e}"),
             )
         })
@@ -62,11 +63,10 @@ impl DictionaryWriter {
 
     /// Writes the file and syncs it.
     pub fn finish(self) -> Result<Footer> {
-        let bytes = self
-            .builder
-            .into_inner()
-            .map_err(|e| Error::corrupt(&self.path, format!("cannot finish dictionary: {e}")))?;
-        write_file(&self.path, FileKind::Fst, &bytes)
+        let bytes = self.builder.into_inner().map_err(|e| {
+            Error::corrupt(self.target.path(), format!("cannot finish dictionary: {e}"))
+        })?;
+        write_file(&self.target, FileKind::Fst, &bytes)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::directory::Directory;
 use crate::format::footer::{verify_body, FileKind, Footer, FOOTER_LEN};
 use crate::format::manifest::FileEntry;
 use crate::format::mmap::{FileSlice, MappedFile};
@@ -21,7 +22,21 @@ impl IndexFile {
     /// and CRC are the ones the manifest recorded — a file swapped in from another index or
     /// generation fails here.
     pub fn open(path: &Path, kind: FileKind, expected: &FileEntry) -> Result<IndexFile> {
-        let file = MappedFile::open(path)?;
+        IndexFile::from_mapped(MappedFile::open(path)?, kind, expected)
+    }
+
+    /// [`IndexFile::open`] of the file at `path` in `dir` (on disk or in memory).
+    pub fn open_in(
+        dir: &Directory,
+        path: &Path,
+        kind: FileKind,
+        expected: &FileEntry,
+    ) -> Result<IndexFile> {
+        IndexFile::from_mapped(dir.map(path)?, kind, expected)
+    }
+
+    fn from_mapped(file: MappedFile, kind: FileKind, expected: &FileEntry) -> Result<IndexFile> {
+        let path = file.path();
         let footer = Footer::parse(&file, kind, path)?;
         if footer.body_len != expected.len || footer.body_crc != expected.crc {
             return Err(Error::corrupt(

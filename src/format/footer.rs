@@ -20,9 +20,11 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::ByteCursor;
+use crate::format::directory::{FileTarget, MemoryDirectory};
 use crate::format::FormatError;
 
 /// The on-disk format version of the manifest and the record log, and of every file kind whose
@@ -144,23 +146,37 @@ pub fn verify_body(body: &[u8], footer: &Footer, file: &Path) -> Result<()> {
 
 /// Writes one index file: the body through [`Write`], then [`FileWriter::finish`] appends the
 /// footer and syncs. A writer dropped before `finish` leaves a file without a footer, which no
-/// reader accepts.
+/// reader accepts (in memory, no file at all).
 pub struct FileWriter {
-    out: BufWriter<File>,
+    out: Sink,
     path: PathBuf,
     kind: FileKind,
     hasher: crc32fast::Hasher,
     written: u64,
 }
 
+/// Where a [`FileWriter`]'s bytes go.
+enum Sink {
+    Disk(BufWriter<File>),
+    Memory(Vec<u8>, Arc<MemoryDirectory>),
+}
+
 impl FileWriter {
-    /// Creates `path` for a file of `kind`; fails if the name exists (a link included), so an
+    /// Creates the file `target` of `kind`; fails if the name exists (a link included), so an
     /// index writer never overwrites a file, and never one outside the index.
-    pub fn create(path: impl Into<PathBuf>, kind: FileKind) -> Result<FileWriter> {
-        let path = path.into();
-        let file = crate::format::fsio::create_new(&path).map_err(|e| Error::io(&path, e))?;
+    pub fn create(target: impl Into<FileTarget>, kind: FileKind) -> Result<FileWriter> {
+        let target = target.into();
+        let path = target.path().to_path_buf();
+        let out = match target.memory() {
+            Some(memory) => Sink::Memory(Vec::new(), Arc::clone(memory)),
+            None => {
+                let file =
+                    crate::format::fsio::create_new(&path).map_err(|e| Error::io(&path, e))?;
+                Sink::Disk(BufWriter::with_capacity(1 << 20, file))
+            }
+        };
         Ok(FileWriter {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out,
             path,
             kind,
             hasher: crc32fast::Hasher::new(),
@@ -177,16 +193,20 @@ impl FileWriter {
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
         self.hasher.update(bytes);
         self.written += bytes.len() as u64;
-        self.out
-            .write_all(bytes)
-            .map_err(|e| Error::io(&self.path, e))
+        match &mut self.out {
+            Sink::Disk(out) => out.write_all(bytes).map_err(|e| Error::io(&self.path, e)),
+            Sink::Memory(out, _) => {
+                out.extend_from_slice(bytes);
+                Ok(())
+            }
+        }
     }
 
     /// Writes the footer, flushes and fsyncs the file. Returns the body length and CRC, which
     /// the manifest records.
     pub fn finish(self) -> Result<Footer> {
         let FileWriter {
-            mut out,
+            out,
             path,
             kind,
             hasher,
@@ -199,11 +219,19 @@ impl FileWriter {
         footer[8..16].copy_from_slice(&written.to_le_bytes());
         footer[16..20].copy_from_slice(&crc.to_le_bytes());
         footer[20..24].copy_from_slice(&END_MAGIC);
-        out.write_all(&footer).map_err(|e| Error::io(&path, e))?;
-        let file = out
-            .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&path, e))?;
+        match out {
+            Sink::Disk(mut out) => {
+                out.write_all(&footer).map_err(|e| Error::io(&path, e))?;
+                let file = out
+                    .into_inner()
+                    .map_err(|e| Error::io(&path, e.into_error()))?;
+                file.sync_all().map_err(|e| Error::io(&path, e))?;
+            }
+            Sink::Memory(mut bytes, memory) => {
+                bytes.extend_from_slice(&footer);
+                memory.insert(&path, bytes)?;
+            }
+        }
         Ok(Footer {
             body_len: written,
             body_crc: crc,
@@ -212,8 +240,8 @@ impl FileWriter {
 }
 
 /// Writes a whole small file at once.
-pub fn write_file(path: &Path, kind: FileKind, body: &[u8]) -> Result<Footer> {
-    let mut writer = FileWriter::create(path, kind)?;
+pub fn write_file(target: impl Into<FileTarget>, kind: FileKind, body: &[u8]) -> Result<Footer> {
+    let mut writer = FileWriter::create(target, kind)?;
     writer.write_all(body)?;
     writer.finish()
 }
@@ -272,5 +300,23 @@ mod tests {
         assert!(older.to_string().contains("needs a rebuild"), "{older}");
         let newer = version(current + 1).unwrap_err();
         assert!(newer.to_string().contains("newer build"), "{newer}");
+    }
+
+    use crate::format::directory::Directory;
+
+    #[test]
+    fn a_memory_file_reads_back_and_never_touches_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Directory::Memory(Arc::new(MemoryDirectory::new(dir.path())));
+        let target = memory.file("log", "store");
+        let footer = write_file(&target, FileKind::Store, b"body").unwrap();
+        assert_eq!(footer.body_len, 4);
+        assert!(memory.exists(target.path()));
+        assert!(!target.path().exists(), "nothing is written to disk");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mapped = memory.map(target.path()).unwrap();
+        assert_eq!(&mapped[..4], b"body");
+        let again = write_file(&target, FileKind::Store, b"other");
+        assert!(again.is_err(), "a name is written once");
     }
 }

@@ -205,7 +205,7 @@ impl Manifest {
 
     /// The path of `suffix` in segment `segment`.
     pub fn file_path(dir: &Path, segment: &str, suffix: &str) -> std::path::PathBuf {
-        dir.join(format!("{segment}.{suffix}"))
+        crate::format::directory::segment_file(dir, segment, suffix)
     }
 }
 

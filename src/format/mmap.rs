@@ -26,6 +26,8 @@ pub struct MappedFile {
 enum Bytes {
     Mapped(Mmap),
     Empty,
+    /// A file of a memory directory (format/directory.rs).
+    Memory(Arc<Vec<u8>>),
 }
 
 impl MappedFile {
@@ -48,6 +50,14 @@ impl MappedFile {
             bytes: Arc::new(bytes),
             path: Arc::new(path.to_path_buf()),
         })
+    }
+
+    /// A file held in memory, named `path` in error messages.
+    pub fn from_memory(path: &Path, bytes: Arc<Vec<u8>>) -> MappedFile {
+        MappedFile {
+            bytes: Arc::new(Bytes::Memory(bytes)),
+            path: Arc::new(path.to_path_buf()),
+        }
     }
 
     /// The file's path, for error messages.
@@ -86,6 +96,7 @@ impl Deref for MappedFile {
         match &*self.bytes {
             Bytes::Mapped(m) => m,
             Bytes::Empty => &[],
+            Bytes::Memory(bytes) => bytes,
         }
     }
 }

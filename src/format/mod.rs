@@ -18,7 +18,9 @@
 //! <segment>.columns             per-record values for scoring (columns/)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair
 //!                               of them (pairs.rs)
-//! g<generation>.log             the record log, appended to, never mapped (log.rs)
+//! g<generation>.log             the record log, appended to, never mapped (log.rs); its live
+//!                               records are indexed at open into one more segment held in
+//!                               memory (directory.rs)
 //! ```
 //!
 //! The manifest also records, per segment, the sum over its records of each field group's
@@ -38,7 +40,7 @@ pub mod bytes;
 pub mod codec;
 pub mod columns;
 pub mod dictionary;
-
+pub mod directory;
 pub mod file;
 pub mod footer;
 pub mod fsio;

@@ -27,6 +27,8 @@
 //! stays O(1).
 
 use std::path::PathBuf;
+
+use crate::format::directory::FileTarget;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rayon::prelude::*;
@@ -48,9 +50,14 @@ const CHUNK: usize = 4096;
 
 /// Writes the store at `path` holding `records` (each one's codec bytes, in record order),
 /// compressed with `model` (from [`train_model`]; empty: none), and finishes the file.
-pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) -> Result<Footer> {
+pub fn write_store(
+    path: impl Into<FileTarget>,
+    records: &[Vec<u8>],
+    model: &[u8],
+) -> Result<Footer> {
     let path = path.into();
-    let parsed = Model::parse(model.to_vec()).map_err(|problem| model_damage(&path, problem))?;
+    let parsed =
+        Model::parse(model.to_vec()).map_err(|problem| model_damage(path.path(), problem))?;
     let mut writer = StoreWriter::create(path, model, &parsed)?;
     writer.compress(records)?;
     writer.finish()
@@ -60,7 +67,7 @@ pub fn write_store(path: impl Into<PathBuf>, records: &[Vec<u8>], model: &[u8]) 
 /// with the first store's model. The frames of a store sharing that model (the segments of one
 /// build share theirs) are copied as they are, CRC-checked; the records of any other store are
 /// decoded and encoded again.
-pub fn merge_stores(path: impl Into<PathBuf>, stores: &[&StoreFile]) -> Result<Footer> {
+pub fn merge_stores(path: impl Into<FileTarget>, stores: &[&StoreFile]) -> Result<Footer> {
     let (model, parsed) = match stores.first() {
         Some(store) => (store.blobs.get(0)?, store.model()?),
         None => (&[][..], &Model::parse(Vec::new()).expect("no model")),
@@ -104,9 +111,10 @@ struct StoreWriter {
 
 impl StoreWriter {
     /// A store at `path` of the model `bytes`, parsed as `model`.
-    fn create(path: impl Into<PathBuf>, bytes: &[u8], model: &Model) -> Result<StoreWriter> {
-        let path = path.into();
-        let mut blobs = BlobWriter::create(&path, FileKind::Store)?;
+    fn create(path: impl Into<FileTarget>, bytes: &[u8], model: &Model) -> Result<StoreWriter> {
+        let target = path.into();
+        let path = target.path().to_path_buf();
+        let mut blobs = BlobWriter::create(target, FileKind::Store)?;
         blobs.push(bytes)?;
         Ok(StoreWriter {
             path,

@@ -1,7 +1,6 @@
 //! Writing a segment: analysis in parallel, inversion, and the files of `format`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 
 use crate::progress::ProgressCounter;
 use rayon::prelude::*;
@@ -12,8 +11,9 @@ use crate::format::blobs::BlobWriter;
 use crate::format::codec;
 use crate::format::columns::{ColumnsWriter, Row};
 use crate::format::dictionary::write_dictionary;
+use crate::format::directory::{Directory, FileTarget};
 use crate::format::footer::FileKind;
-use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
+use crate::format::manifest::{FileEntry, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
 use crate::format::store::{train_model, write_store};
@@ -207,16 +207,28 @@ pub(crate) struct BuildShared {
     frequent: Option<FrequentWords>,
 }
 
+impl BuildShared {
+    /// Segments stored without compression (no model is trained) and without word-pair
+    /// postings (phrases are checked on the text): the log's segment, built in memory at every
+    /// open.
+    pub(crate) fn uncompressed() -> BuildShared {
+        BuildShared {
+            model: Some(Vec::new()),
+            frequent: Some(FrequentWords::default()),
+        }
+    }
+}
+
 /// Writes the segment `name` holding `records` (in order) into `dir`.
 pub(crate) fn write_segment(
-    dir: &Path,
+    dir: &Directory,
     name: &str,
     records: &[SourcedRecord],
     analyzer: &TextAnalyzer,
     shared: &mut BuildShared,
     progress: Option<&ProgressCounter>,
 ) -> Result<WrittenSegment> {
-    let path = |suffix: &str| Manifest::file_path(dir, name, suffix);
+    let path = |suffix: &str| dir.file(name, suffix);
     let inverted = invert(records, analyzer, &mut shared.frequent, progress);
     let BuildShared { model, frequent } = shared;
     let words = frequent.as_ref().map_or(&[][..], FrequentWords::words);
@@ -357,7 +369,10 @@ fn invert(
 }
 
 /// The term postings and the term dictionary, keys in order. Returns the number of terms.
-fn write_terms(path: &impl Fn(&str) -> PathBuf, mut shards: Vec<Shard>) -> Result<(usize, Files)> {
+fn write_terms(
+    path: &impl Fn(&str) -> FileTarget,
+    mut shards: Vec<Shard>,
+) -> Result<(usize, Files)> {
     let mut keys: Vec<(Vec<u8>, u32, u32)> = Vec::new();
     for (s, shard) in shards.iter_mut().enumerate() {
         keys.extend(
@@ -383,7 +398,7 @@ fn write_terms(path: &impl Fn(&str) -> PathBuf, mut shards: Vec<Shard>) -> Resul
     drop(blobs);
     let mut files = vec![("terms.post", FileEntry::from(writer.finish()?))];
     let footer = write_dictionary(
-        &path("terms.fst"),
+        path("terms.fst"),
         keys.iter().enumerate().map(|(i, (k, _, _))| (k, i as u64)),
     )?;
     files.push(("terms.fst", footer.into()));
@@ -393,7 +408,7 @@ fn write_terms(path: &impl Fn(&str) -> PathBuf, mut shards: Vec<Shard>) -> Resul
 /// The record store, compressed with the build's model (trained on this segment's records when
 /// it is the build's first).
 fn write_records(
-    path: &impl Fn(&str) -> PathBuf,
+    path: &impl Fn(&str) -> FileTarget,
     records: &[SourcedRecord],
     model: &mut Option<Vec<u8>>,
 ) -> Result<Files> {
@@ -410,7 +425,7 @@ fn write_records(
 
 /// Facets, word pairs, entities, ids: the smaller files.
 fn write_small_files(
-    path: &impl Fn(&str) -> PathBuf,
+    path: &impl Fn(&str) -> FileTarget,
     records: &[SourcedRecord],
     words: &[String],
     mut pair_records: Vec<u64>,
@@ -446,7 +461,7 @@ fn write_small_files(
     }
     files.push(("facets.post", writer.finish()?.into()));
     let footer = write_dictionary(
-        &path("facets.fst"),
+        path("facets.fst"),
         keys.iter().enumerate().map(|(i, k)| (k, i as u64)),
     )?;
     files.push(("facets.fst", footer.into()));
@@ -489,7 +504,7 @@ fn write_small_files(
             *entities.entry(name).or_default() += 1;
         }
     }
-    let footer = write_dictionary(&path("entities.fst"), entities.iter().map(|(k, &v)| (k, v)))?;
+    let footer = write_dictionary(path("entities.fst"), entities.iter().map(|(k, &v)| (k, v)))?;
     files.push(("entities.fst", footer.into()));
     drop(entities);
 
@@ -501,7 +516,7 @@ fn write_small_files(
         ids.entry([&[STOP_MARKER], r.locator.as_bytes()].concat())
             .or_insert(doc as u64);
     }
-    let footer = write_dictionary(&path("ids.fst"), ids.iter().map(|(k, &v)| (k, v)))?;
+    let footer = write_dictionary(path("ids.fst"), ids.iter().map(|(k, &v)| (k, v)))?;
     files.push(("ids.fst", footer.into()));
     drop(ids);
 
@@ -510,7 +525,7 @@ fn write_small_files(
 
 /// The per-record columns.
 fn write_columns(
-    path: &impl Fn(&str) -> PathBuf,
+    path: &impl Fn(&str) -> FileTarget,
     records: &[SourcedRecord],
     group_lengths: &[[u32; GROUP_COUNT]],
 ) -> Result<Files> {

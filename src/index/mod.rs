@@ -136,7 +136,11 @@ impl BuildReport {
 pub struct Index {
     dir: PathBuf,
     manifest: Manifest,
+    /// The generation's segments, then (when the log holds live records) the log's records
+    /// indexed as one more segment in memory: searches read them all alike.
     segments: Vec<Segment>,
+    /// How many of `segments` are the generation's files on disk.
+    disk_segments: usize,
     /// Set when some segment file failed its checks: searches then scan these stores.
     damage: Option<(Vec<Store>, Error)>,
     /// Damage found in the record log (file, problem): searches answer from every sound entry
@@ -383,6 +387,13 @@ impl Index {
             }
             Err(other) => return Err(other),
         };
+        let disk_segments = segments.len();
+        let mut overlay = overlay;
+        if damage.is_none() && !overlay.records.is_empty() {
+            segments.push(log_segment(dir, &manifest, &overlay.records)?);
+            overlay.dead.push(roaring::RoaringBitmap::new());
+            overlay.feedback_docs.push(HashMap::new());
+        }
         let generation_key = {
             let mut hasher = Sha256::new();
             hasher.update(serde_json::to_vec(&manifest).expect("manifest serializes"));
@@ -400,6 +411,7 @@ impl Index {
             analyzer: TextAnalyzer::new(manifest.stem),
             manifest,
             segments,
+            disk_segments,
             damage,
             log_damage,
             generation_key,
@@ -412,7 +424,7 @@ impl Index {
 
     /// SPEC §6.1 `supersededBy` of every superseded id: the smallest id among the live records
     /// naming it in `supersedes`, from the supersedes facets of every segment (less the records
-    /// the log replaced) and the log's records. Computed on first use, in time proportional to
+    /// the log replaced; the log's records are a segment). Computed on first use, in time proportional to
     /// the records that supersede another, not to the corpus; segments written apart (a
     /// spilling build) need no shared column for it.
     pub(crate) fn superseders(&self) -> Result<&HashMap<String, String>> {
@@ -432,11 +444,6 @@ impl Index {
                 for doc in docs - &self.overlay.dead[s] {
                     offer(&target, segment.columns.id(doc)?);
                 }
-            }
-        }
-        for stored in &self.overlay.records {
-            if let Some(target) = &stored.record.supersedes {
-                offer(target, &stored.record.id);
             }
         }
         Ok(self.superseders.get_or_init(|| map))
@@ -478,7 +485,7 @@ impl Index {
     fn stores(&self) -> Vec<&Store> {
         match &self.damage {
             Some((stores, _)) => stores.iter().collect(),
-            None => self.segments.iter().map(|s| &s.store).collect(),
+            None => self.disk_segments().iter().map(|s| &s.store).collect(),
         }
     }
 
@@ -511,12 +518,6 @@ impl Index {
         if self.overlay.deleted.contains_key(id) {
             return Ok(None);
         }
-        if let Some(&i) = self.overlay.by_id.get(id) {
-            return Ok(Some(DocRef {
-                segment: self.segments.len() as u32,
-                doc: i as u32,
-            }));
-        }
         for (s, segment) in self.segments.iter().enumerate().rev() {
             if let Some(doc) = segment.doc_of_id(id)? {
                 if !self.overlay.dead[s].contains(doc) {
@@ -530,14 +531,9 @@ impl Index {
         Ok(None)
     }
 
-    /// The live record at `doc` (a segment record with the feedback the log added, or a log
-    /// record).
+    /// The live record at `doc`, with the feedback the log added.
     pub(crate) fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
-        let s = doc.segment as usize;
-        if s == self.segments.len() {
-            return Ok(self.overlay.records[doc.doc as usize].clone());
-        }
-        let mut stored = self.segments[s].stored(doc.doc)?;
+        let mut stored = self.segments[doc.segment as usize].stored(doc.doc)?;
         if let Some(added) = self.overlay.feedback_for(&stored.record.id) {
             stored.record.feedback.merge(added);
         }
@@ -582,14 +578,6 @@ impl Index {
         if let Some(doc) = self.find(id_or_locator)? {
             return self.stored(doc);
         }
-        if let Some(stored) = self
-            .overlay
-            .records
-            .iter()
-            .find(|r| r.locator == id_or_locator)
-        {
-            return Ok(stored.clone());
-        }
         for (s, segment) in self.segments.iter().enumerate().rev() {
             if let Some(doc) = segment.doc_of_locator(id_or_locator)? {
                 if !self.overlay.dead[s].contains(doc) {
@@ -613,7 +601,7 @@ impl Index {
                 .filter(|r| files::is_log_locator(&r.locator))
                 .count() as u64);
         }
-        let mut recorded = self.overlay.records.len() as u64;
+        let mut recorded = 0;
         for (s, segment) in self.segments.iter().enumerate() {
             let dead = &self.overlay.dead[s];
             segment
@@ -671,7 +659,7 @@ impl Index {
                 });
             }
         }
-        for segment in &self.segments {
+        for segment in self.disk_segments() {
             match segment.term_count() {
                 Ok(terms) => stats.terms += terms,
                 Err(error) => {
@@ -685,6 +673,39 @@ impl Index {
         }
         Ok(stats)
     }
+}
+
+impl Index {
+    /// The generation's segments on disk (without the log's).
+    fn disk_segments(&self) -> &[Segment] {
+        &self.segments[..self.disk_segments]
+    }
+}
+
+/// The log's live records (with the feedback logged after them) indexed as a segment in
+/// memory, so searches read them as they read the generation's segments. Its files are named
+/// under the index directory but never written there.
+fn log_segment(dir: &Path, manifest: &Manifest, records: &[StoredRecord]) -> Result<Segment> {
+    use crate::format::directory::{Directory, MemoryDirectory};
+    let memory = Directory::Memory(std::sync::Arc::new(MemoryDirectory::new(dir)));
+    let name = format!("{} in memory", manifest.log);
+    let sourced: Vec<SourcedRecord> = records
+        .iter()
+        .map(|stored| SourcedRecord {
+            record: stored.record.clone(),
+            locator: stored.locator.clone(),
+        })
+        .collect();
+    let written = build::write_segment(
+        &memory,
+        &name,
+        &sourced,
+        &TextAnalyzer::new(manifest.stem),
+        &mut build::BuildShared::uncompressed(),
+        None,
+    )?;
+    let store = Store::open_in(&memory, &written.entry)?;
+    Segment::open_in(&memory, &written.entry, store)
 }
 
 /// The error of the id a streaming build met twice (the second time at `second`).
@@ -854,4 +875,82 @@ pub struct FileStats {
     pub name: String,
     /// Body bytes.
     pub bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Outcome, Record};
+    use serde_json::json;
+
+    fn record(id: &str, title: &str) -> Record {
+        Record::from_json(&json!({"id": id, "title": title, "task": "t", "solution": "s"}))
+            .expect("valid record")
+    }
+
+    fn listing(dir: &Path) -> Vec<(String, u64)> {
+        let mut files: Vec<(String, u64)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, e.metadata().unwrap().len())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The log's live records are one more segment, in memory: found, read and counted like
+    /// the others, replaced and deleted ones dead, and opening writes no file.
+    #[test]
+    fn the_log_tail_is_a_segment_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let built = vec![SourcedRecord {
+            record: record("a", "alpha pool"),
+            locator: "input:1".to_string(),
+        }];
+        Index::build_from_records(dir.path(), built, &BuildOptions::default()).unwrap();
+        for (id, title) in [
+            ("b", "beta pool"),
+            ("c", "gamma pool"),
+            ("a", "alpha replaced"),
+        ] {
+            writer::record_with(dir.path(), record(id, title), |_, _| Ok(())).unwrap();
+        }
+        writer::delete(dir.path(), "c").unwrap();
+        writer::feedback(dir.path(), "b", Outcome::Success).unwrap();
+        let before = listing(dir.path());
+        let index = Index::open(dir.path()).unwrap();
+        assert_eq!(listing(dir.path()), before, "opening writes nothing");
+
+        assert_eq!(index.disk_segments().len(), 1);
+        assert_eq!(
+            index.segments().len(),
+            2,
+            "the log's segment follows the disk's"
+        );
+        let log = &index.segments()[1];
+        assert_eq!(log.len(), 2, "b and the new a; c deleted");
+        assert_eq!(index.dead(0).len(), 1, "the built a is replaced");
+        let a = index.find("a").unwrap().unwrap();
+        assert_eq!(a.segment, 1);
+        assert_eq!(
+            index.stored(a).unwrap().record.title.as_deref(),
+            Some("alpha replaced")
+        );
+        let b = index.stored(index.find("b").unwrap().unwrap()).unwrap();
+        assert_eq!(
+            b.record.feedback.success, 1,
+            "feedback logged after the record"
+        );
+        assert!(index.find("c").unwrap().is_none());
+        assert_eq!(index.recorded_records().unwrap(), 2);
+        assert_eq!(index.stats().unwrap().records, 2);
+        assert_eq!(
+            index.stats().unwrap().segments,
+            1,
+            "stats describe the files"
+        );
+    }
 }

@@ -10,6 +10,7 @@ use crate::format::blobs::BlobFile;
 use crate::format::codec::{self, StoredRecord};
 use crate::format::columns::Columns;
 use crate::format::dictionary::Dictionary;
+use crate::format::directory::Directory;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
@@ -27,6 +28,11 @@ pub struct Store {
 impl Store {
     /// Opens `segment`'s store (O(1) checks).
     pub fn open(dir: &Path, entry: &SegmentEntry) -> Result<Store> {
+        Store::open_in(&Directory::Disk(dir.to_path_buf()), entry)
+    }
+
+    /// [`Store::open`] in `dir` (on disk or in memory).
+    pub fn open_in(dir: &Directory, entry: &SegmentEntry) -> Result<Store> {
         let records = StoreFile::open(open_file(dir, entry, "store", FileKind::Store)?)?;
         if records.len() as u64 != entry.records {
             return Err(records.file().corrupt(format!(
@@ -102,23 +108,33 @@ pub struct Segment {
     pair_header: OnceLock<std::result::Result<PairHeader, String>>,
 }
 
-fn open_file(dir: &Path, entry: &SegmentEntry, suffix: &str, kind: FileKind) -> Result<IndexFile> {
-    let path = Manifest::file_path(dir, &entry.name, suffix);
+fn open_file(
+    dir: &Directory,
+    entry: &SegmentEntry,
+    suffix: &str,
+    kind: FileKind,
+) -> Result<IndexFile> {
+    let path = Manifest::file_path(dir.root(), &entry.name, suffix);
     let expected = entry.files.get(suffix).ok_or_else(|| {
         Error::corrupt(
             &path,
             format!("the manifest does not list {suffix} for {}", entry.name),
         )
     })?;
-    if !path.exists() {
+    if !dir.exists(&path) {
         return Err(Error::corrupt(&path, "file is missing"));
     }
-    IndexFile::open(&path, kind, expected)
+    IndexFile::open_in(dir, &path, kind, expected)
 }
 
 impl Segment {
     /// Opens every file of `entry`, checking footers and geometry in O(1) each.
     pub fn open(dir: &Path, entry: &SegmentEntry, store: Store) -> Result<Segment> {
+        Segment::open_in(&Directory::Disk(dir.to_path_buf()), entry, store)
+    }
+
+    /// [`Segment::open`] in `dir` (on disk or in memory).
+    pub fn open_in(dir: &Directory, entry: &SegmentEntry, store: Store) -> Result<Segment> {
         let columns = Columns::open(open_file(dir, entry, "columns", FileKind::Columns)?)?;
         if columns.len() as u64 != entry.records {
             return Err(columns.file().corrupt(format!(
@@ -129,7 +145,7 @@ impl Segment {
         }
         let group_length_sums = entry.group_length_sums.ok_or_else(|| {
             Error::corrupt(
-                dir.join(crate::format::manifest::MANIFEST_NAME),
+                dir.root().join(crate::format::manifest::MANIFEST_NAME),
                 format!(
                     "segment {} has no group length sums (written by an older build: rebuild \
                      the index)",

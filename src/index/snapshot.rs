@@ -8,7 +8,6 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
-use crate::format::codec::StoredRecord;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::record::Feedback;
@@ -50,11 +49,6 @@ impl Index {
     /// Whether the log replaced or deleted some segment record.
     pub(crate) fn any_dead(&self) -> bool {
         self.overlay.dead.iter().any(|d| !d.is_empty())
-    }
-
-    /// The live records written to the log, in log order.
-    pub(crate) fn log_records(&self) -> &[StoredRecord] {
-        &self.overlay.records
     }
 
     /// The feedback the log added to the segment record with this id.

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::format::codec::{LogEntry, StoredRecord};
+use crate::format::directory::Directory;
 use crate::format::footer::FORMAT_VERSION;
 use crate::format::fsio;
 use crate::format::log::{create_log, refuse_write, LogAppender};
@@ -449,7 +450,7 @@ impl<'p> GenerationWriter<'p> {
     pub fn push_segment(&mut self, records: &[SourcedRecord]) -> Result<()> {
         let name = self.next_name();
         let written = write_segment(
-            &self.dir,
+            &Directory::Disk(self.dir.clone()),
             &name,
             records,
             &self.analyzer,

@@ -343,6 +343,29 @@ fn read_file(
     read_file_batched(path, field_map, skip_invalid, LINES_PER_BATCH, visit)
 }
 
+/// The input's first lines up to its first non-blank one (after a byte order mark), which
+/// tells the form: the bytes read, the number of lines read, and where the last one starts.
+fn read_head(reader: &mut impl BufRead) -> std::io::Result<(Vec<u8>, usize, usize)> {
+    let mut head: Vec<u8> = Vec::new();
+    let mut line_number = 0;
+    loop {
+        let start = head.len();
+        if reader.read_until(b'\n', &mut head)? == 0 {
+            return Ok((head, line_number, start));
+        }
+        line_number += 1;
+        let line = &head[start..];
+        let line = if line_number == 1 {
+            line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+        } else {
+            line
+        };
+        if !line.iter().all(|&b| is_json_space(b)) {
+            return Ok((head, line_number, start));
+        }
+    }
+}
+
 /// [`read_file`] with JSON Lines handed over `lines_per_batch` lines at a time at most.
 fn read_file_batched(
     path: &Path,
@@ -370,27 +393,7 @@ fn read_file_batched(
     let name = path.display().to_string();
     let io = |e| Error::io(path, e);
     let mut reader = std::io::BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
-    // The form is known from the first non-blank line (after a byte order mark).
-    let mut head: Vec<u8> = Vec::new();
-    let mut line_number = 0;
-    let mut head_line_start;
-    loop {
-        let start = head.len();
-        head_line_start = start;
-        if reader.read_until(b'\n', &mut head).map_err(io)? == 0 {
-            break;
-        }
-        line_number += 1;
-        let line = &head[start..];
-        let line = if line_number == 1 {
-            line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
-        } else {
-            line
-        };
-        if !line.iter().all(|&b| is_json_space(b)) {
-            break;
-        }
-    }
+    let (mut head, mut line_number, head_line_start) = read_head(&mut reader).map_err(io)?;
     let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
     let Some(first) = body.iter().position(|&b| !is_json_space(b)) else {
         return Ok(()); // empty or whitespace only: no records

@@ -12,17 +12,14 @@ use crate::index::Index;
 use crate::schema::GROUP_COUNT;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::query::PreparedQuery;
-use crate::search::{scan_statistics, DocRef, ExactPostings, RecordValues};
+use crate::search::{DocRef, ExactPostings, RecordValues};
 use crate::text::Analyzer;
 
 /// The column values of `doc`.
 pub(crate) fn values(index: &Index, doc: DocRef) -> Result<RecordValues<'_>> {
-    let segments = index.segments();
-    if doc.segment as usize == segments.len() {
-        let record = &index.log_records()[doc.doc as usize].record;
-        return Ok(scan_statistics::record_values(record, index.analyzer()));
-    }
-    let row = segments[doc.segment as usize].columns.row(doc.doc)?;
+    let row = index.segments()[doc.segment as usize]
+        .columns
+        .row(doc.doc)?;
     Ok(RecordValues {
         salience: row.salience,
         decay_factor: row.decay_factor,
@@ -34,7 +31,7 @@ pub(crate) fn values(index: &Index, doc: DocRef) -> Result<RecordValues<'_>> {
 
 /// Live records and summed group lengths over every segment.
 /// Records the log replaced or deleted are subtracted (their lengths read from the columns,
-/// O(log)), and the log's own records added.
+/// O(log)); the log's own records are a segment.
 pub(crate) fn collection(index: &Index) -> Result<Collection> {
     let mut collection = Collection::default();
     for (s, segment) in index.segments().iter().enumerate() {
@@ -53,15 +50,6 @@ pub(crate) fn collection(index: &Index) -> Result<Collection> {
                 *sum -= u64::from(sub);
             }
         }
-    }
-    let log = scan_statistics::collection(index.log_records(), index.analyzer());
-    collection.live += log.live;
-    for (sum, add) in collection
-        .group_length_sums
-        .iter_mut()
-        .zip(log.group_length_sums)
-    {
-        *sum += add;
     }
     Ok(collection)
 }
@@ -107,24 +95,11 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
         }
         out.push(postings);
     }
-    if !index.log_records().is_empty() {
-        let log_segment = index.segments().len() as u32;
-        let from_log = scan_statistics::exact_postings(
-            index.log_records(),
-            index.analyzer(),
-            query,
-            log_segment,
-        );
-        for (postings, log) in out.iter_mut().zip(from_log) {
-            postings.df += log.df;
-            postings.docs.extend(log.docs);
-        }
-    }
     Ok(out)
 }
 
 /// Whether some segment's entity dictionary holds `name` (lowercased).
-/// Records the log replaced or deleted do not count; the log's own records do.
+/// Records the log replaced or deleted do not count.
 pub(crate) fn entity_known(index: &Index, name: &str) -> Result<bool> {
     let mut naming = 0u64;
     for segment in index.segments() {
@@ -133,5 +108,5 @@ pub(crate) fn entity_known(index: &Index, name: &str) -> Result<bool> {
     if naming > 0 && index.any_dead() {
         naming -= index.dead_naming(name)?.min(naming);
     }
-    Ok(naming > 0 || scan_statistics::entity_known(index.log_records(), name))
+    Ok(naming > 0)
 }

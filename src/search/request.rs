@@ -383,19 +383,9 @@ impl SearchRequest {
     pub(crate) fn apply(&mut self, option: SearchOption) -> Result<()> {
         match option {
             SearchOption::Limit(n, shown) => {
-                if n < 1 {
-                    return Err(Error::query(
-                        ErrorCode::InvalidLimit,
-                        format!("--limit {shown}: must be at least 1"),
-                    ));
-                }
-                self.limit = if n as u64 > MAX_LIMIT as u64 {
-                    self.notices
-                        .push(format!("--limit {shown} clamped to {MAX_LIMIT}"));
-                    MAX_LIMIT
-                } else {
-                    n as usize
-                };
+                let limit = MAX_LIMIT as u64;
+                self.limit =
+                    self.count("limit", n, &shown, limit, ErrorCode::InvalidLimit)? as usize;
             }
             SearchOption::MinScore(x, shown) => {
                 self.min_score = Some(min_score_fraction(x).ok_or_else(|| {
@@ -437,15 +427,8 @@ impl SearchRequest {
                 self.tags.push(v);
             }
             SearchOption::MemoryType(v) => {
-                check_length("type", &v)?;
-                let t = v.trim().to_lowercase();
-                if t.is_empty() {
-                    return Err(Error::query(
-                        ErrorCode::InvalidOption,
-                        "--type needs a non-blank memory type",
-                    ));
-                }
-                self.memory_type = Some(t);
+                let t = non_blank("type", &v, "a non-blank memory type")?;
+                self.memory_type = Some(t.to_lowercase());
             }
             SearchOption::Profile(profile) => self.profile = profile,
             SearchOption::Now(now) => self.now = Some(now),
@@ -457,45 +440,18 @@ impl SearchRequest {
             SearchOption::Backend(backend) => self.backend = backend,
             SearchOption::IncludeSuperseded(on) => self.include_superseded = on,
             SearchOption::Candidates(n) => {
-                if n < 1 {
-                    return Err(Error::query(
-                        ErrorCode::InvalidCandidates,
-                        format!("--candidates {n}: must be at least 1"),
-                    ));
-                }
-                self.candidates = Some(if n as u64 > MAX_CANDIDATES as u64 {
-                    self.notices
-                        .push(format!("--candidates {n} clamped to {MAX_CANDIDATES}"));
-                    MAX_CANDIDATES
-                } else {
-                    n as usize
-                });
+                let (shown, max) = (n.to_string(), MAX_CANDIDATES as u64);
+                let n = self.count("candidates", n, &shown, max, ErrorCode::InvalidCandidates)?;
+                self.candidates = Some(n as usize);
             }
             SearchOption::Mmr(on) => self.mmr = Some(on),
             SearchOption::TokenBudget(n) => {
-                if n < 1 {
-                    return Err(Error::query(
-                        ErrorCode::InvalidTokenBudget,
-                        format!("--token-budget {n}: must be at least 1"),
-                    ));
-                }
-                self.token_budget = Some(if n as u64 > MAX_TOKEN_BUDGET {
-                    self.notices
-                        .push(format!("--token-budget {n} clamped to {MAX_TOKEN_BUDGET}"));
-                    MAX_TOKEN_BUDGET
-                } else {
-                    n as u64
-                });
+                let (shown, code) = (n.to_string(), ErrorCode::InvalidTokenBudget);
+                let n = self.count("token-budget", n, &shown, MAX_TOKEN_BUDGET, code)?;
+                self.token_budget = Some(n);
             }
             SearchOption::Entity(v) => {
-                check_length("entity", &v)?;
-                let name = v.trim();
-                if name.is_empty() {
-                    return Err(Error::query(
-                        ErrorCode::InvalidOption,
-                        "--entity needs a non-blank name",
-                    ));
-                }
+                let name = non_blank("entity", &v, "a non-blank name")?;
                 self.entities.push(name.to_string());
             }
             SearchOption::Rerank(weights) => self.rerank = Some(weights),
@@ -508,6 +464,36 @@ impl SearchRequest {
         }
         Ok(())
     }
+
+    /// A count option `--flag n` (shown as the user wrote it): at least 1, else `code`; above
+    /// `max`, clamped with a notice.
+    fn count(&mut self, flag: &str, n: i64, shown: &str, max: u64, code: ErrorCode) -> Result<u64> {
+        if n < 1 {
+            return Err(Error::query(
+                code,
+                format!("--{flag} {shown}: must be at least 1"),
+            ));
+        }
+        if n as u64 > max {
+            self.notices
+                .push(format!("--{flag} {shown} clamped to {max}"));
+            return Ok(max);
+        }
+        Ok(n as u64)
+    }
+}
+
+/// The trimmed value of `--flag`, which must not be blank (else `--flag needs {what}`).
+fn non_blank<'v>(flag: &str, value: &'v str, what: &str) -> Result<&'v str> {
+    check_length(flag, value)?;
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(Error::query(
+            ErrorCode::InvalidOption,
+            format!("--{flag} needs {what}"),
+        ));
+    }
+    Ok(trimmed)
 }
 
 impl SearchOption {

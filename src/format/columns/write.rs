@@ -2,7 +2,7 @@
 //! knows every value, chooses each column's encoding (layout.rs) and writes the rows, the
 //! strings, the header, the block table and the trailer (module docs).
 
-use std::path::PathBuf;
+use crate::format::directory::FileTarget;
 
 use super::layout::{block_rows, choose_columns, write_header, Column};
 use super::{
@@ -16,7 +16,7 @@ use crate::format::footer::{FileKind, FileWriter, Footer};
 
 /// Writes the columns file row by row.
 pub struct ColumnsWriter {
-    path: PathBuf,
+    path: FileTarget,
     /// Per column, the value of every row (`STRINGS_AT`: the offset in the block's strings).
     values: Vec<ColumnBuffer>,
     rows: usize,
@@ -28,7 +28,7 @@ pub struct ColumnsWriter {
 
 impl ColumnsWriter {
     /// Starts a columns file at `path`; rows are buffered and written by `finish`.
-    pub fn new(path: impl Into<PathBuf>) -> ColumnsWriter {
+    pub fn new(path: impl Into<FileTarget>) -> ColumnsWriter {
         ColumnsWriter {
             path: path.into(),
             values: (0..COLUMNS).map(|_| ColumnBuffer::default()).collect(),

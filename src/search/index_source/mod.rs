@@ -1,7 +1,7 @@
 //! Candidates from the memory-mapped index, by job: the [`Source`] wiring (this file),
 //! term-at-a-time accumulation per segment (`accumulate`), the standard profile's top-k under
 //! bounds (`top`), and FST expansion with the filter and phrase bitmaps (`terms`). The log's
-//! records are scanned (`scan_records`).
+//! records are one more segment (held in memory), read like the others.
 
 mod accumulate;
 mod terms;
@@ -14,7 +14,6 @@ use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
-use crate::search::scan::scan_records;
 use crate::search::{index_statistics, DocRef, Hit, Matched, Source};
 
 use accumulate::{bit_set, SegmentMatch};
@@ -31,14 +30,13 @@ impl Source for IndexSource<'_> {
     }
 
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
-        let mut per_segment = self
+        let per_segment = self
             .index
             .segments()
             .par_iter()
             .enumerate()
             .map(|(s, segment)| self.segment_matched(s as u32, segment, query, filters))
             .collect::<Result<Vec<_>>>()?;
-        per_segment.extend(self.log_matched(query, filters)?);
         let mut matched = Matched {
             live: 0,
             passing: 0,
@@ -78,18 +76,15 @@ impl Source for IndexSource<'_> {
         let mut exact: Vec<Option<Option<Vec<u64>>>> = vec![None; self.index.segments().len()];
         docs.iter()
             .map(|&doc| {
-                let bits = match exact.get_mut(doc.segment as usize) {
-                    Some(slot) => slot.get_or_insert(
-                        match phrase_records(
-                            &self.index.segments()[doc.segment as usize],
-                            phrase,
-                            self.index,
-                        )? {
+                let s = doc.segment as usize;
+                let bits = match &mut exact[s] {
+                    Some(bits) => bits,
+                    slot => slot.insert(
+                        match phrase_records(&self.index.segments()[s], phrase, self.index)? {
                             Some((bits, true)) => Some(bits),
                             _ => None,
                         },
                     ),
-                    None => &None, // the log's records
                 };
                 match bits {
                     Some(bits) => Ok(bit_set(bits, doc.doc)),
@@ -163,27 +158,5 @@ impl<'a> IndexSource<'a> {
             token_groups: vec![m.token_groups(&docs)?],
             counts: None,
         })
-    }
-
-    /// The log's live records, scanned (they are few: compaction bounds the log).
-    fn log_matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Option<Matched<'a>>> {
-        let index = self.index;
-        let records = index.log_records();
-        if records.is_empty() {
-            return Ok(None);
-        }
-        let superseders = index.superseders()?;
-        let superseded_by = |doc: u32| {
-            let id = records[doc as usize].record.id.as_str();
-            superseders.get(id).map(String::as_str)
-        };
-        Ok(Some(scan_records(
-            records,
-            index.segments().len() as u32,
-            query,
-            filters,
-            index.analyzer(),
-            &superseded_by,
-        )))
     }
 }

@@ -13,7 +13,7 @@ use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::response::Counts;
 use crate::search::standard::{self, MatchLevel};
-use crate::search::{standard_parts, standard_score, DocRef, Hit, Matched, Source};
+use crate::search::{standard_parts, DocRef, Matched, Source};
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
 
@@ -196,15 +196,10 @@ impl Candidate {
 
 impl<'a> IndexSource<'a> {
     /// The records of each segment in a supersession relation with a candidate: those naming
-    /// a target (whether or not it is a candidate) and those some candidate names. Also
-    /// returns the named ids, sorted, for the log's hits.
-    fn involvement(
-        &self,
-        matches: &[SegmentMatch<'a>],
-        log_hits: &[Hit<'a>],
-    ) -> Result<(Vec<RoaringBitmap>, Vec<&'a str>)> {
+    /// a target (whether or not it is a candidate) and those some candidate names.
+    fn involvement(&self, matches: &[SegmentMatch<'a>]) -> Result<Vec<RoaringBitmap>> {
         let mut involved = Vec::with_capacity(matches.len());
-        let mut targets: Vec<&'a str> = log_hits.iter().filter_map(|h| h.supersedes).collect();
+        let mut targets: Vec<&'a str> = Vec::new();
         for m in matches {
             let mut naming = RoaringBitmap::new();
             for doc in m.segment.superseding()? {
@@ -226,11 +221,11 @@ impl<'a> IndexSource<'a> {
                 }
             }
         }
-        Ok((involved, targets))
+        Ok(involved)
     }
 
     /// The candidates of segment match `m` that can [`Reach`] the page or are `involved`, each
-    /// with its feedback term (columns plus log). `checked` holds the phrases already checked,
+    /// with its feedback term (columns plus the log's feedback). `checked` holds the phrases already checked,
     /// by record number; `survey` is the segment's.
     fn candidates(
         &self,
@@ -297,22 +292,9 @@ impl<'a> IndexSource<'a> {
         let token_count = query.tokens.len() as u32;
         let keys = Keys::new(&Scorer::new(token_count), token_count);
         let matches = self.segment_matches(query, filters)?;
-        let log = self.log_matched(query, filters)?;
-        let log_hits = log.as_ref().map_or(&[][..], |l| &l.hits[..]);
-        let (involved, targets) = self.involvement(&matches, log_hits)?;
-        let log_involved =
-            |hit: &Hit<'_>| hit.supersedes.is_some() || targets.binary_search(&hit.id).is_ok();
+        let involved = self.involvement(&matches)?;
         // Execute keeps the best `limit + |involved|`; more need not be ranked here.
-        let wanted = limit
-            + involved.iter().map(|b| b.len() as usize).sum::<usize>()
-            + log_hits.iter().filter(|h| log_involved(h)).count();
-        // The log's records outside supersession relations, with their exact scores.
-        let log_scores = || {
-            log_hits
-                .iter()
-                .filter(|h| !log_involved(h))
-                .map(|h| standard_score(h, h.phrase == Some(true), token_count).0)
-        };
+        let wanted = limit + involved.iter().map(|b| b.len() as usize).sum::<usize>();
 
         // One pass over the candidates' sums: the levels that do not depend on the phrase, the
         // records whose level does (their text is checked, as the counts need it), and a bound.
@@ -321,14 +303,13 @@ impl<'a> IndexSource<'a> {
             .zip(&involved)
             .map(|(m, involved)| survey(m, involved, &keys, wanted))
             .collect();
-        let (counts, checked) = self.count_levels(query, &matches, &surveys, log_hits)?;
+        let (counts, checked) = self.count_levels(query, &matches, &surveys)?;
 
         // At least `wanted` records score above the wanted-th best lower bound: a record whose
         // upper bound is not above it cannot reach the page, so its feedback is never read.
         let mut bounds: Vec<f64> = surveys
             .iter()
             .flat_map(|s| s.best.iter().map(|b| f64::from_bits(*b) + FEEDBACK_MIN))
-            .chain(log_scores())
             .collect();
         let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
         let reach = Reach::new(&keys, floor);
@@ -353,11 +334,11 @@ impl<'a> IndexSource<'a> {
                 first: |_: usize, c: &Candidate| c.involved,
                 involved: |_: usize, c: &Candidate| c.involved,
             };
-            check_phrases(self, &mut candidates, checks, log_scores())?;
+            check_phrases(self, &mut candidates, checks, std::iter::empty())?;
         }
 
         let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
-        self.page_matched(&matches, &candidates, &chosen, log, counts)
+        self.page_matched(&matches, &candidates, &chosen, counts)
     }
 
     /// Every segment's accumulated match, in parallel.
@@ -375,14 +356,12 @@ impl<'a> IndexSource<'a> {
     }
 
     /// The counts of every candidate's level: from the surveys, with the phrase checked for the
-    /// records whose level depends on it (returned per segment, by record number), and the
-    /// log's hits.
+    /// records whose level depends on it (returned per segment, by record number).
     fn count_levels(
         &self,
         query: &PreparedQuery,
         matches: &[SegmentMatch<'a>],
         surveys: &[Survey],
-        log_hits: &[Hit<'a>],
     ) -> Result<(Counts, Vec<Checked>)> {
         let token_count = query.tokens.len() as u32;
         let mut counts = Counts::default();
@@ -409,24 +388,19 @@ impl<'a> IndexSource<'a> {
             }
             checked.push(pairs);
         }
-        for h in log_hits {
-            counts.candidates += 1;
-            counts.add(standard_score(h, h.phrase == Some(true), token_count).1);
-        }
         Ok((counts, checked))
     }
 
     /// The chosen candidates as hits, with the groups each token matched in them (for the
-    /// breakdowns: looked up for these records only), and the log's hits.
+    /// breakdowns: looked up for these records only).
     fn page_matched(
         &self,
         matches: &[SegmentMatch<'a>],
         candidates: &[Candidate],
         chosen: &[u32],
-        log: Option<Matched<'a>>,
         counts: Counts,
     ) -> Result<Matched<'a>> {
-        let mut hits = chosen
+        let hits = chosen
             .iter()
             .map(|&i| {
                 let c = &candidates[i as usize];
@@ -437,7 +411,7 @@ impl<'a> IndexSource<'a> {
             live: matches.iter().map(|m| m.live).sum(),
             passing: matches.iter().map(|m| m.passing).sum(),
             hits: Vec::new(),
-            token_groups: Vec::with_capacity(matches.len() + 1),
+            token_groups: Vec::with_capacity(matches.len()),
             counts: Some(counts),
         };
         let mut page_docs: Vec<Vec<u32>> = vec![Vec::new(); matches.len()];
@@ -446,12 +420,6 @@ impl<'a> IndexSource<'a> {
         }
         for (m, docs) in matches.iter().zip(&page_docs) {
             matched.token_groups.push(m.token_groups(docs)?);
-        }
-        if let Some(log) = log {
-            matched.live += log.live;
-            matched.passing += log.passing;
-            hits.extend(log.hits);
-            matched.token_groups.extend(log.token_groups);
         }
         matched.hits = hits;
         Ok(matched)
