@@ -1,5 +1,5 @@
 /*
- * Power-loss simulator, loaded with LD_PRELOAD by tests/powerloss.rs.
+ * Power-loss simulator, loaded with LD_PRELOAD by tests/integration/powerloss.rs.
  *
  * It keeps an undo journal of every change to the watched directory that is not yet durable,
  * so that the test can roll the directory back to what a power loss would leave:

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: a small index with a non-empty record log, copies of
 //! it, and runs of the real binary that must never panic.
 
-#![allow(dead_code)] // each test binary uses a different part
+#![allow(dead_code)] // each test binary sharing it uses a different part
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

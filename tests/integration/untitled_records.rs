@@ -2,10 +2,9 @@
 //! is stored as given but counts as absent; a result's `title` is `null` without one; the
 //! duplicate warnings' equality rule needs a non-blank title, solution or applicability.
 
-mod support;
-
 use serde_json::{json, Value};
-use support::{arg, reliora, tempdir, NOW};
+
+use crate::support::{self, arg, reliora, tempdir, NOW};
 
 fn records() -> Vec<Value> {
     vec![

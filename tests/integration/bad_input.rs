@@ -1,15 +1,13 @@
 //! The bad-input catalogue (SPEC §1, §6, §9): one case per class of bad input, for `build`,
 //! `record` and `search`. Each exits 2 with `{"error": CODE, "message": …}` naming the problem,
 //! never panics, and writes nothing: a failed `build` leaves the previous index as it was, a
-//! failed `record` leaves the log byte for byte as it was. (`tests/cli_errors.rs` covers more
-//! `build` cases with their locators; this file adds the classes it lacks and the `record` and
+//! failed `record` leaves the log byte for byte as it was. (`cli_errors.rs` covers more `build`
+//! cases with their locators; this file adds the classes it lacks and the `record` and
 //! resource-cap cases.)
-
-mod support;
 
 use serde_json::json;
 
-use support::*;
+use crate::support::*;
 
 /// One bad record: (class, JSON text, what the message must name).
 fn bad_records() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {

@@ -11,9 +11,7 @@ use tempfile::TempDir;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-mod support;
-
-use support::Run;
+use crate::support::{self, Run};
 
 fn reliora(index: &Path, args: &[&str]) -> Run {
     support::reliora(index, args, None)

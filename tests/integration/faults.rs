@@ -3,14 +3,13 @@
 //! driven through the real binary. Each test is named after what it must never allow, and
 //! each asserts the data is still there, not merely that the command did not crash.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{arg, reliora, snapshot, tempdir, Run, NOW};
+
+use crate::support::{self, arg, reliora, snapshot, tempdir, Run, NOW};
 
 /// 40 built records, then 5 recorded through the log: returns the directory and the offset of
 /// each log entry (from the `record` answers' locators).

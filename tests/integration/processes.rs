@@ -2,8 +2,6 @@
 //! at random moments. Every acknowledged change must survive, readers must never fail, and the
 //! index must always open and pass `check`.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -11,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use reliora::internals::index::check::check;
 use reliora::Index;
-use support::Rng;
+
+use crate::support::Rng;
 
 fn reliora() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reliora"));

@@ -9,9 +9,7 @@ use tempfile::TempDir;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-mod support;
-
-use support::Run;
+use crate::support::{self, Run};
 
 fn reliora(args: &[&str]) -> Run {
     support::run_binary(args, None)

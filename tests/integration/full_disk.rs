@@ -8,13 +8,11 @@
 //! unless `RELIORA_SKIP_ROOT_TESTS=1` asks to skip it (then it says so on stdout, shown by
 //! `cargo test -- --nocapture`); it never passes silently without running.
 
-mod support;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::*;
+use crate::support::*;
 
 /// One command to run on the full disk: its name, arguments and standard input.
 type Step<'a> = (&'a str, Vec<&'a str>, Option<&'a [u8]>);

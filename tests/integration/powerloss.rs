@@ -17,8 +17,6 @@
 //! before and after the call. `POWERLOSS_SEED` picks the torn prefixes and the second crash
 //! (printed). Without a C compiler the test fails, saying so.
 
-mod support;
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::os::unix::fs::MetadataExt;
@@ -28,7 +26,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
-use support::Rng;
+
+use crate::support::Rng;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reliora");
 
