@@ -150,6 +150,10 @@ pub use index::{BuildOptions, BuildReport, FileStats, Index, SkippedRecord, Stat
 pub use progress::{OnProgress, Progress};
 pub use record::{Feedback, LocatedRecord, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
+pub use search::breakdown::{
+    Bm25fBreakdown, DecayBreakdown, FederatedBreakdown, ProfileBreakdown, RecencyBreakdown,
+    RerankBreakdown, ScoreBreakdown, StandardBreakdown,
+};
 pub use search::builder::QueryBuilder;
 pub use search::federated::search_federated;
 pub use search::profiles::rerank::RerankWeights;

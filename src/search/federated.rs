@@ -20,6 +20,7 @@
 //! assert_eq!(fused[0].best_index, 1);
 //! ```
 
+use crate::search::breakdown::{FederatedBreakdown, ProfileBreakdown, ScoreBreakdown};
 use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
@@ -96,25 +97,17 @@ fn fused_breakdown(
     indexes: &[(String, &Index)],
     f: &Fused<'_>,
     original: &SearchResult,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut breakdown = serde_json::Map::new();
-    breakdown.insert("rrf".into(), f.fused.into());
-    breakdown.insert(
-        "ranks".into(),
-        serde_json::Value::Object(
-            indexes
-                .iter()
-                .zip(&f.ranks)
-                .filter_map(|((name, _), rank)| rank.map(|r| (name.clone(), r.into())))
-                .collect(),
-        ),
-    );
-    breakdown.insert("indexScore".into(), original.score.into());
-    breakdown.insert(
-        "indexBreakdown".into(),
-        serde_json::Value::Object(original.score_breakdown.clone()),
-    );
-    breakdown
+) -> ScoreBreakdown {
+    ScoreBreakdown::of(ProfileBreakdown::Federated(FederatedBreakdown {
+        rrf: f.fused,
+        ranks: indexes
+            .iter()
+            .zip(&f.ranks)
+            .filter_map(|((name, _), rank)| rank.map(|r| (name.clone(), r)))
+            .collect(),
+        index_score: original.score,
+        index_breakdown: Box::new(original.score_breakdown.clone()),
+    }))
 }
 
 /// Hashes each index's name and fingerprint, the federation settings and the options applied

@@ -8,6 +8,7 @@
 //! degraded scan answer identically (a property the tests check).
 
 mod backend;
+pub mod breakdown;
 pub mod budget;
 pub mod builder;
 pub mod entities;

@@ -4,10 +4,10 @@
 //! the source — column values for every candidate, stored records only where SPEC needs their
 //! text, for the bounded list.
 
+use crate::search::breakdown::{ProfileBreakdown, RerankBreakdown, ScoreBreakdown};
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::schema::GROUP_COUNT;
@@ -76,27 +76,30 @@ impl<'a> Ranked<'a> {
 
     /// The `scoreBreakdown`: the profile's keys, then `rerank` (the change it made) and
     /// `rerankFeatures`, then `supersession` and `mmr` when they changed the score.
-    pub fn breakdown(&self, group_masks: &[u32; GROUP_COUNT]) -> Map<String, Value> {
-        let mut map = match &self.detail {
-            Detail::Standard { feedback } => {
-                standard::breakdown(group_masks, &self.relevance, *feedback)
+    pub fn breakdown(&self, group_masks: &[u32; GROUP_COUNT]) -> ScoreBreakdown {
+        let profile = match &self.detail {
+            Detail::Standard { feedback } => ProfileBreakdown::Standard(standard::breakdown(
+                group_masks,
+                &self.relevance,
+                *feedback,
+            )),
+            Detail::Decay(s) => ProfileBreakdown::Decay(decay::breakdown(s)),
+            Detail::Recency(s) => ProfileBreakdown::Recency(recency::breakdown(s)),
+            Detail::Bm25f { bm25f, feedback } => {
+                ProfileBreakdown::Bm25f(bm25f::breakdown(*bm25f, *feedback))
             }
-            Detail::Decay(s) => decay::breakdown(s),
-            Detail::Recency(s) => recency::breakdown(s),
-            Detail::Bm25f { bm25f, feedback } => bm25f::breakdown(*bm25f, *feedback),
         };
+        let mut breakdown = ScoreBreakdown::of(profile);
         if let Some((before, features)) = &self.rerank {
             let after = self.score - self.supersession - self.mmr;
-            map.insert("rerank".into(), (after - before).into());
-            map.insert("rerankFeatures".into(), Value::Object(features.to_map()));
+            breakdown.rerank = Some(RerankBreakdown {
+                change: after - before,
+                features: features.named(),
+            });
         }
-        if self.supersession != 0.0 {
-            map.insert("supersession".into(), self.supersession.into());
-        }
-        if self.mmr != 0.0 {
-            map.insert("mmr".into(), self.mmr.into());
-        }
-        map
+        breakdown.supersession = (self.supersession != 0.0).then_some(self.supersession);
+        breakdown.mmr = (self.mmr != 0.0).then_some(self.mmr);
+        breakdown
     }
 }
 

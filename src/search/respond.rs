@@ -1,6 +1,7 @@
 //! The response: the page's records decoded into results with their breakdowns, `--explain`,
 //! and the fingerprint of the search.
 
+use crate::search::breakdown::ScoreBreakdown;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
@@ -26,7 +27,7 @@ pub(crate) fn results(
     plan: &Plan<'_>,
     page: &[Ranked<'_>],
     normalizer: &Normalizer,
-    breakdown_of: &(dyn Fn(&Ranked<'_>) -> serde_json::Map<String, serde_json::Value> + Sync),
+    breakdown_of: &(dyn Fn(&Ranked<'_>) -> ScoreBreakdown + Sync),
 ) -> Result<Vec<SearchResult>> {
     let query = &plan.query;
     page.par_iter()
@@ -123,7 +124,7 @@ pub(crate) fn explain(
     filters: &Filters,
     context: &Context<'_>,
     normalizer: &Normalizer,
-    breakdown_of: &dyn Fn(&Ranked<'_>) -> serde_json::Map<String, serde_json::Value>,
+    breakdown_of: &dyn Fn(&Ranked<'_>) -> ScoreBreakdown,
 ) -> Result<Explain> {
     let mut explain = Explain {
         id: id.to_string(),

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::search::breakdown::ScoreBreakdown;
 use crate::search::request::Profile;
 use crate::search::standard::MatchLevel;
 use crate::text::Analyzer;
@@ -174,7 +175,7 @@ pub struct SearchResult {
     /// The smallest id of the live records superseding it.
     pub superseded_by: Option<String>,
     /// Every component of the score.
-    pub score_breakdown: serde_json::Map<String, serde_json::Value>,
+    pub score_breakdown: ScoreBreakdown,
     /// The whole record, with `--full`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record: Option<serde_json::Value>,
@@ -209,7 +210,7 @@ pub struct Explain {
     pub match_level: Option<MatchLevel>,
     /// Its breakdown, when it is a candidate.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub score_breakdown: Option<serde_json::Map<String, serde_json::Value>>,
+    pub score_breakdown: Option<ScoreBreakdown>,
 }
 
 /// The whole answer to one query.

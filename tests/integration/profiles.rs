@@ -78,7 +78,7 @@ fn result<'a>(response: &'a SearchResponse, id: &str) -> &'a reliora::SearchResu
 }
 
 fn num(result: &reliora::SearchResult, key: &str) -> f64 {
-    result.score_breakdown[key]
+    result.score_breakdown.to_map()[key]
         .as_f64()
         .unwrap_or_else(|| panic!("{key} is not a number in {:?}", result.score_breakdown))
 }
@@ -87,8 +87,8 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
 }
 
-fn keys(result: &reliora::SearchResult) -> Vec<&str> {
-    result.score_breakdown.keys().map(String::as_str).collect()
+fn keys(result: &reliora::SearchResult) -> Vec<String> {
+    result.score_breakdown.to_map().keys().cloned().collect()
 }
 
 /// `rel` of SPEC §5.1.
@@ -119,11 +119,11 @@ fn decay_bands_relevance_and_lists_its_breakdown_keys() {
         let base = expected_rel * 1.0 * 1.05;
         assert!(close(num(x, "relevance"), r), "{id}");
         assert!(close(num(x, "rel"), expected_rel), "{id}");
-        assert_eq!(x.score_breakdown["ageDays"], Value::Null);
+        assert_eq!(x.score_breakdown.to_map()["ageDays"], Value::Null);
         assert_eq!(num(x, "temporal"), 0.0);
         assert_eq!(num(x, "salience"), 0.5);
         assert!(close(num(x, "base"), base), "{id}");
-        assert_eq!(x.score_breakdown["adjustments"], json!([]));
+        assert_eq!(x.score_breakdown.to_map()["adjustments"], json!([]));
         assert!(close(num(x, "clamped"), base));
         assert_eq!(num(x, "posterior"), 1.0);
         assert!(close(x.score, base), "{id}: {}", x.score);
@@ -224,13 +224,17 @@ fn decay_temporal_salience_adjustments_and_posterior_table() {
         let base = r * (1.0 + 0.1 * temporal) * (1.0 + 0.1 * salience);
         let clamped = (base + delta).clamp(0.0, 1.0);
         assert_eq!(
-            x.score_breakdown["ageDays"],
+            x.score_breakdown.to_map()["ageDays"],
             age.map_or(Value::Null, |a| json!(a)),
             "{id}"
         );
         assert!(close(num(x, "temporal"), temporal), "{id}");
         assert!(close(num(x, "base"), base), "{id}");
-        assert_eq!(x.score_breakdown["adjustments"], json!(adjustments), "{id}");
+        assert_eq!(
+            x.score_breakdown.to_map()["adjustments"],
+            json!(adjustments),
+            "{id}"
+        );
         assert!(close(num(x, "clamped"), clamped), "{id}");
         assert!(close(num(x, "posterior"), posterior), "{id}");
         assert!(close(x.score, clamped * posterior), "{id}");
@@ -250,7 +254,7 @@ fn decay_clamps_to_one_and_normalized_score_is_the_clamped_score() {
     let x = &response.results[0];
     // rel 0.82 × 1.1 × 1.1 + 0.05 → × 1.3 > 1: clamped at 1, then the posterior > 1.
     assert_eq!(
-        x.score_breakdown["adjustments"],
+        x.score_breakdown.to_map()["adjustments"],
         json!(["recentEpisodic", "entity"])
     );
     assert_eq!(num(x, "clamped"), 1.0);
@@ -275,7 +279,7 @@ fn decay_entity_adjustment_uses_capitalized_words_lookups_and_explicit_entities(
             .results
             .iter()
             .filter(|r| {
-                r.score_breakdown["adjustments"]
+                r.score_breakdown.to_map()["adjustments"]
                     .as_array()
                     .unwrap()
                     .contains(&json!("entity"))
@@ -426,6 +430,7 @@ fn mmr_demotes_near_duplicates_by_profile() {
     // The breakdown still sums to the score.
     let sum: f64 = m2
         .score_breakdown
+        .to_map()
         .iter()
         .filter(|(k, _)| k.as_str() != "coverageMultiplier")
         .map(|(_, v)| v.as_f64().unwrap())
@@ -468,13 +473,17 @@ fn recency_table() {
         let x = result(&response, id);
         assert_eq!(num(x, "text"), text, "{id}");
         assert_eq!(
-            x.score_breakdown["ageDays"],
+            x.score_breakdown.to_map()["ageDays"],
             age.map_or(Value::Null, |a| json!(a)),
             "{id}"
         );
         assert!(close(num(x, "recency"), recency), "{id}");
-        assert_eq!(x.score_breakdown["pinned"], json!(pinned), "{id}");
-        assert_eq!(x.score_breakdown["superseded"], json!(superseded), "{id}");
+        assert_eq!(x.score_breakdown.to_map()["pinned"], json!(pinned), "{id}");
+        assert_eq!(
+            x.score_breakdown.to_map()["superseded"],
+            json!(superseded),
+            "{id}"
+        );
         assert!(close(x.score, score), "{id}: {}", x.score);
     }
     assert_eq!(
@@ -617,9 +626,13 @@ fn rerank_replaces_the_score_by_the_weighted_features() {
             assert!(close(x.score, expected(r)), "{weights} {id}: {}", x.score);
             let before = result(&plain, id).score;
             assert!(close(num(x, "rerank"), x.score - before), "{weights} {id}");
-            assert_eq!(x.score_breakdown["rerankFeatures"]["textMatch"], json!(1.0));
+            assert_eq!(
+                x.score_breakdown.to_map()["rerankFeatures"]["textMatch"],
+                json!(1.0)
+            );
             let sum: f64 = x
                 .score_breakdown
+                .to_map()
                 .iter()
                 .filter(|(k, _)| k.as_str() != "coverageMultiplier")
                 .filter_map(|(_, v)| v.as_f64())
@@ -674,7 +687,10 @@ fn a_config_file_changes_numbers_says_so_and_changes_the_fingerprint() {
         "{notice}: pinBonus is the default"
     );
     let x = &custom.results[0];
-    assert_eq!(x.score_breakdown["adjustments"], json!(["anyRecord"]));
+    assert_eq!(
+        x.score_breakdown.to_map()["adjustments"],
+        json!(["anyRecord"])
+    );
     assert!(close(num(x, "clamped"), num(x, "base") + 0.01));
     assert!(plain.notices.is_empty());
 
@@ -818,7 +834,7 @@ fn empty_query_with_a_filter_ignores_profile_rules() {
         for x in &response.results {
             assert_eq!(x.score, 0.0);
             assert_eq!(x.normalized_score, 0.0);
-            assert_eq!(x.score_breakdown["tags"], json!(0.0), "{profile}");
+            assert_eq!(x.score_breakdown.to_map()["tags"], json!(0.0), "{profile}");
         }
     }
 }
@@ -863,7 +879,7 @@ fn federated_search_fuses_rankings_by_reciprocal_rank() {
         assert_eq!(x.normalized_score, x.score);
     }
     assert_eq!(
-        response.results[0].score_breakdown["ranks"],
+        response.results[0].score_breakdown.to_map()["ranks"],
         json!({"A": 1, "B": 2})
     );
     assert_eq!(response.counts.candidates, 4);

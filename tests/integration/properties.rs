@@ -316,6 +316,7 @@ proptest! {
         for r in &response.results {
             let sum: f64 = r
                 .score_breakdown
+                .to_map()
                 .iter()
                 .filter(|(k, _)| k.as_str() != "coverageMultiplier")
                 .map(|(_, v)| v.as_f64().unwrap())
@@ -477,7 +478,7 @@ fn phrases_of_frequent_words_need_their_words_in_order_in_one_value() {
             let mut found: Vec<&str> = by_index
                 .results
                 .iter()
-                .filter(|r| r.score_breakdown["exactPhrase"].as_f64().unwrap() > 0.0)
+                .filter(|r| r.score_breakdown.to_map()["exactPhrase"].as_f64().unwrap() > 0.0)
                 .map(|r| r.id.as_str())
                 .collect();
             found.sort_unstable();

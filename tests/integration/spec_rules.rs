@@ -102,7 +102,7 @@ fn breakdown(result: &SearchResult, key: &str) -> f64 {
     result
         .score_breakdown
         .get(key)
-        .and_then(Value::as_f64)
+        .and_then(|v| v.as_f64())
         .unwrap_or_else(|| panic!("{}: no numeric breakdown key {key}", result.id))
 }
 
@@ -940,6 +940,7 @@ fn breakdown_sums_to_score_within_1e_9() {
         for r in &response.results {
             let sum: f64 = r
                 .score_breakdown
+                .to_map()
                 .iter()
                 .filter(|(key, _)| key.as_str() != "coverageMultiplier")
                 .map(|(key, value)| {

@@ -145,7 +145,7 @@ fn feedback_moves_the_score_by_the_spec_formula() {
     // s=2 p=1 f=1 o=1: (2.5 × 2.5 − 1.5 × 1.5) / (5 + 2) = 4 / 7.
     let after = search(&index, "flaky playwright").results[0].clone();
     assert!((after.score - base - 4.0 / 7.0).abs() < 1e-12, "{after:?}");
-    assert_eq!(after.score_breakdown["feedback"], json!(4.0 / 7.0));
+    assert_eq!(after.score_breakdown.to_map()["feedback"], json!(4.0 / 7.0));
     // The same after compaction, which folds the counts into the stored record.
     writer::compact(&index).unwrap();
     let compacted = Index::open(&index).unwrap();

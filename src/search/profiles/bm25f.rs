@@ -44,7 +44,7 @@
 //! assert!((k - 0.009 * 46.0 * 2.0).abs() < 1e-12);
 //! ```
 
-use serde_json::{Map, Value};
+use crate::search::breakdown::Bm25fBreakdown;
 
 use crate::schema::{FieldGroup, GROUP_COUNT};
 
@@ -111,11 +111,8 @@ pub fn pair_idf(first: f64, second: f64) -> f64 {
 }
 
 /// The breakdown of SPEC §5.3: `bm25f` and `feedback` (whose sum is the score).
-pub fn breakdown(bm25f: f64, feedback: f64) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("bm25f".into(), bm25f.into());
-    map.insert("feedback".into(), feedback.into());
-    map
+pub fn breakdown(bm25f: f64, feedback: f64) -> Bm25fBreakdown {
+    Bm25fBreakdown { bm25f, feedback }
 }
 
 #[cfg(test)]

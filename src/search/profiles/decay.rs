@@ -17,7 +17,7 @@
 //! assert_eq!(s.posterior, 1.0);
 //! ```
 
-use serde_json::{Map, Value};
+use crate::search::breakdown::DecayBreakdown;
 
 use crate::record::Feedback;
 use crate::search::profiles::clamp;
@@ -172,18 +172,18 @@ pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayScore {
 
 /// The breakdown keys of SPEC §5.1, in order: `relevance`, `rel`, `ageDays` (null when
 /// unknown), `temporal`, `salience`, `base`, `adjustments`, `clamped`, `posterior`.
-pub fn breakdown(s: &DecayScore) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("relevance".into(), s.relevance.into());
-    map.insert("rel".into(), s.rel.into());
-    map.insert("ageDays".into(), s.age_days.into());
-    map.insert("temporal".into(), s.temporal.into());
-    map.insert("salience".into(), s.salience.into());
-    map.insert("base".into(), s.base.into());
-    map.insert("adjustments".into(), s.adjustments.clone().into());
-    map.insert("clamped".into(), s.clamped.into());
-    map.insert("posterior".into(), s.posterior.into());
-    map
+pub fn breakdown(s: &DecayScore) -> DecayBreakdown {
+    DecayBreakdown {
+        relevance: s.relevance,
+        rel: s.rel,
+        age_days: s.age_days,
+        temporal: s.temporal,
+        salience: s.salience,
+        base: s.base,
+        adjustments: s.adjustments.clone(),
+        clamped: s.clamped,
+        posterior: s.posterior,
+    }
 }
 
 #[cfg(test)]
@@ -364,7 +364,8 @@ mod tests {
         assert_eq!(got.clamped, base);
         assert!((got.posterior - posterior).abs() < 1e-15);
         assert_eq!(got.score, got.clamped * got.posterior);
-        let map = breakdown(&got);
+        use crate::search::breakdown::{ProfileBreakdown, ScoreBreakdown};
+        let map = ScoreBreakdown::of(ProfileBreakdown::Decay(breakdown(&got))).to_map();
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
         assert_eq!(
             keys,

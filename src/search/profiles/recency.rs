@@ -12,7 +12,7 @@
 //! assert_eq!(s.score, 0.5 + 0.3 * 0.5 + 0.5);
 //! ```
 
-use serde_json::{Map, Value};
+use crate::search::breakdown::RecencyBreakdown;
 
 use crate::settings::RecencySettings;
 
@@ -80,15 +80,15 @@ pub fn score(input: &RecencyInput, s: &RecencySettings) -> RecencyScore {
 
 /// The breakdown keys of SPEC §5.2: `relevance`, `text`, `ageDays` (null when unknown),
 /// `recency` (before its weight), `pinned` and `superseded`.
-pub fn breakdown(s: &RecencyScore) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("relevance".into(), s.relevance.into());
-    map.insert("text".into(), s.text.into());
-    map.insert("ageDays".into(), s.age_days.into());
-    map.insert("recency".into(), s.recency.into());
-    map.insert("pinned".into(), s.pinned.into());
-    map.insert("superseded".into(), s.superseded.into());
-    map
+pub fn breakdown(s: &RecencyScore) -> RecencyBreakdown {
+    RecencyBreakdown {
+        relevance: s.relevance,
+        text: s.text,
+        age_days: s.age_days,
+        recency: s.recency,
+        pinned: s.pinned,
+        superseded: s.superseded,
+    }
 }
 
 #[cfg(test)]
@@ -156,7 +156,9 @@ mod tests {
             },
             &RecencySettings::default(),
         );
-        let map = breakdown(&got);
+        use crate::search::breakdown::{ProfileBreakdown, ScoreBreakdown};
+        use serde_json::Value;
+        let map = ScoreBreakdown::of(ProfileBreakdown::Recency(breakdown(&got))).to_map();
         assert_eq!(map["ageDays"], Value::Null);
         assert_eq!(map["pinned"], Value::Bool(true));
         assert_eq!(map["superseded"], Value::Bool(false));

@@ -10,8 +10,6 @@
 //! assert_eq!(weights.score(&features), (3.0 * 0.8 + 1.0 * 0.4) / 4.0);
 //! ```
 
-use serde_json::{Map, Value};
-
 /// The features `--rerank` can weigh.
 pub const FEATURES: [&str; 5] = [
     "relevance",
@@ -49,11 +47,11 @@ impl Features {
         }
     }
 
-    /// The features as a breakdown object.
-    pub fn to_map(&self) -> Map<String, Value> {
+    /// The features by name, in [`FEATURES`] order.
+    pub fn named(&self) -> Vec<(&'static str, f64)> {
         FEATURES
             .iter()
-            .map(|&name| (name.to_string(), self.get(name).unwrap_or(0.0).into()))
+            .map(|&name| (name, self.get(name).unwrap_or(0.0)))
             .collect()
     }
 }
@@ -178,8 +176,7 @@ mod tests {
 
     #[test]
     fn features_map_names_every_feature() {
-        let map = F.to_map();
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = F.named().into_iter().map(|(name, _)| name).collect();
         assert_eq!(keys, FEATURES);
     }
 }

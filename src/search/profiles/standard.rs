@@ -1,5 +1,6 @@
 //! The `standard` profile (SPEC §4) as pure functions of plain values.
 
+use crate::search::breakdown::StandardBreakdown;
 use serde::Serialize;
 
 use crate::record::Feedback;
@@ -106,23 +107,16 @@ pub fn breakdown(
     group_masks: &[u32; GROUP_COUNT],
     relevance: &Relevance,
     feedback: f64,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut map = serde_json::Map::new();
+) -> StandardBreakdown {
+    let mut groups = [0.0; GROUP_COUNT];
     for g in FieldGroup::ALL {
         let field = g.weight() * group_masks[g as usize].count_ones();
-        map.insert(
-            g.name().into(),
-            (f64::from(field) * relevance.coverage_multiplier).into(),
-        );
+        groups[g as usize] = f64::from(field) * relevance.coverage_multiplier;
     }
-    map.insert(
-        "exactPhrase".into(),
-        (f64::from(relevance.exact_phrase) * relevance.coverage_multiplier).into(),
-    );
-    map.insert(
-        "coverageMultiplier".into(),
-        relevance.coverage_multiplier.into(),
-    );
-    map.insert("feedback".into(), feedback.into());
-    map
+    StandardBreakdown {
+        groups,
+        exact_phrase: f64::from(relevance.exact_phrase) * relevance.coverage_multiplier,
+        coverage_multiplier: relevance.coverage_multiplier,
+        feedback,
+    }
 }
