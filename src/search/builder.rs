@@ -164,6 +164,21 @@ impl QueryBuilder {
         self.push(SearchOption::Config(path.into()))
     }
 
+    /// The settings to score with instead of the index's `reliora.toml` (what `--config FILE`
+    /// reads, given as a value).
+    ///
+    /// ```
+    /// use reliora::settings::Settings;
+    /// use reliora::SearchRequest;
+    ///
+    /// let settings = Settings::from_toml("[bm25f]\nproximity = 0.0\n", "example")?;
+    /// let request = SearchRequest::builder("pool timeout").settings(settings).build()?;
+    /// # Ok::<(), reliora::Error>(())
+    /// ```
+    pub fn settings(self, settings: crate::settings::Settings) -> Self {
+        self.push(SearchOption::Settings(std::sync::Arc::new(settings)))
+    }
+
     /// Validates the options in the order they were given and returns the request, or the
     /// first invalid option's error (an [`Error::InvalidQuery`](crate::Error::InvalidQuery) with its SPEC code).
     pub fn build(self) -> Result<SearchRequest> {

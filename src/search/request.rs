@@ -226,6 +226,8 @@ pub(crate) enum SearchOption {
     Entity(String),
     Rerank(RerankWeights),
     Config(String),
+    /// Settings given as a value (the library's builder).
+    Settings(Arc<Settings>),
     /// An option by its flag name and textual value.
     Named(String, Option<String>),
 }
@@ -459,6 +461,9 @@ impl SearchRequest {
                 check_length("config", &path)?;
                 let settings = Settings::load(Path::new(&path))?;
                 self.settings = Some((Arc::new(settings), path));
+            }
+            SearchOption::Settings(settings) => {
+                self.settings = Some((settings, "the request's settings".to_string()));
             }
             SearchOption::Named(name, value) => self.set_option(&name, value.as_deref())?,
         }

@@ -1022,3 +1022,39 @@ fn normalized_score_and_min_score_follow_each_profile() {
         assert!(expected.len() < all.results.len(), "{profile}");
     }
 }
+
+/// Settings given to the builder as a value score as the same settings read from a file
+/// (`--config`), and differently from the defaults when they change a weight.
+#[test]
+fn builder_settings_score_as_the_config_file_does() {
+    let f = fixture(&[
+        json!({"id": "a", "title": "connection pool exhausted", "task": "raise the pool size"}),
+        json!({"id": "b", "title": "pool of connection workers", "task": "exhausted threads"}),
+    ]);
+    let toml = "[bm25f]\nproximity = 0.0\n";
+    let path = f.dir.path().join("settings.toml");
+    std::fs::write(&path, toml).unwrap();
+    let settings = reliora::settings::Settings::from_toml(toml, "test").unwrap();
+    let query = "connection pool";
+    let base = || {
+        SearchRequest::builder(query)
+            .profile(reliora::Profile::Bm25f)
+            .now(reliora::Timestamp::parse(NOW).unwrap())
+    };
+    let scores = |request: SearchRequest| -> Vec<(String, f64)> {
+        let response = f.index.search(&request).unwrap();
+        response
+            .results
+            .iter()
+            .map(|r| (r.id.clone(), r.score))
+            .collect()
+    };
+    let by_value = scores(base().settings(settings).build().unwrap());
+    let by_file = scores(base().config(path.to_str().unwrap()).build().unwrap());
+    let default = scores(base().build().unwrap());
+    assert_eq!(by_value, by_file);
+    assert_ne!(
+        by_value, default,
+        "no proximity bonus for `a`'s adjacent pair"
+    );
+}
