@@ -24,8 +24,10 @@
 //! - [`Profile`]: `standard`, `decay` (salience and time), `recency` (pins) and `bm25f` (term
 //!   statistics); [`search_federated`] fuses several indexes; [`eval`] measures relevance on a
 //!   BEIR folder.
-//! - [`SearchResponse`]: the results with their [`MatchLevel`], the [`BackendUsed`], and with
-//!   `--explain` an [`Explain`] carrying an [`ExplainStatus`].
+//! - [`SearchResponse`]: the results with their [`MatchLevel`] and [`ScoreBreakdown`] (the
+//!   profile's components as a [`ProfileBreakdown`], then what rerank, supersession and MMR
+//!   changed), the [`BackendUsed`], and with `--explain` an [`Explain`] carrying an
+//!   [`ExplainStatus`].
 //! - [`Record`]: one experience record, validated.
 //! - [`Error`]: one error type; [`Error::code`] gives the SPEC error code.
 //!

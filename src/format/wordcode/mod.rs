@@ -64,7 +64,7 @@
 //!   the model's tokens to their codes.
 //! - `plan.rs`: how a word missing from the model is cut into pieces, for the encoder and for
 //!   training alike.
-//! - `train.rs`: a model trained on a build's records ([`train`]).
+//! - `train.rs`: a model trained on a build's records (`train`).
 
 mod code_map;
 mod decode;
