@@ -74,6 +74,8 @@ pub struct DecayBreakdown {
     pub clamped: f64,
     /// The feedback posterior.
     pub posterior: f64,
+    /// `clamped × posterior`: the profile's score (not a key of the JSON).
+    pub score: f64,
 }
 
 /// SPEC §5.2's keys.
@@ -92,6 +94,9 @@ pub struct RecencyBreakdown {
     pub pinned: bool,
     /// Whether the superseded penalty was subtracted.
     pub superseded: bool,
+    /// `text + 0.3 × recency + (pinned ? 0.5 : 0) − (superseded ? 10 : 0)`: the profile's
+    /// score (not a key of the JSON).
+    pub score: f64,
 }
 
 /// SPEC §5.3: `bm25f` and `feedback`, whose sum is the score.

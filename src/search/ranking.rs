@@ -4,7 +4,9 @@
 //! the source — column values for every candidate, stored records only where SPEC needs their
 //! text, for the bounded list.
 
-use crate::search::breakdown::{ProfileBreakdown, RerankBreakdown, ScoreBreakdown};
+use crate::search::breakdown::{
+    DecayBreakdown, ProfileBreakdown, RecencyBreakdown, RerankBreakdown, ScoreBreakdown,
+};
 use std::collections::HashMap;
 
 use rayon::prelude::*;
@@ -15,8 +17,8 @@ use crate::search::entities::{occurs_in, query_entities};
 use crate::search::mmr::{content_prefix, demotion, near_duplicates};
 use crate::search::profiles::age_days;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
-use crate::search::profiles::decay::{self, DecayInput, DecayScore};
-use crate::search::profiles::recency::{self, RecencyInput, RecencyScore};
+use crate::search::profiles::decay::{self, DecayInput};
+use crate::search::profiles::recency::{self, RecencyInput};
 use crate::search::profiles::rerank::{Features, RerankWeights};
 use crate::search::query::PreparedQuery;
 use crate::search::request::{Profile, SearchRequest};
@@ -30,9 +32,9 @@ pub(crate) enum Detail {
     /// SPEC §4 (and every empty-query result).
     Standard { feedback: f64 },
     /// SPEC §5.1.
-    Decay(Box<DecayScore>),
+    Decay(Box<DecayBreakdown>),
     /// SPEC §5.2.
-    Recency(RecencyScore),
+    Recency(RecencyBreakdown),
     /// SPEC §5.3.
     Bm25f { bm25f: f64, feedback: f64 },
 }
@@ -83,8 +85,8 @@ impl<'a> Ranked<'a> {
                 &self.relevance,
                 *feedback,
             )),
-            Detail::Decay(s) => ProfileBreakdown::Decay(decay::breakdown(s)),
-            Detail::Recency(s) => ProfileBreakdown::Recency(recency::breakdown(s)),
+            Detail::Decay(s) => ProfileBreakdown::Decay((**s).clone()),
+            Detail::Recency(s) => ProfileBreakdown::Recency(*s),
             Detail::Bm25f { bm25f, feedback } => {
                 ProfileBreakdown::Bm25f(bm25f::breakdown(*bm25f, *feedback))
             }

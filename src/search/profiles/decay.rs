@@ -44,31 +44,6 @@ pub struct DecayInput<'a> {
     pub feedback: Feedback,
 }
 
-/// The decay score of one candidate and every value it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DecayScore {
-    /// r.
-    pub relevance: f64,
-    /// `0.30 + 0.52 × (r / r_max) × min(1, r_max / 18)`.
-    pub rel: f64,
-    /// Age in days, `None` when unknown.
-    pub age_days: Option<f64>,
-    /// `exp(−min(decayFactor, 0.1) × age)`, 0 when the age is unknown.
-    pub temporal: f64,
-    /// The salience used.
-    pub salience: f64,
-    /// `rel × (1 + 0.1 temporal) × (1 + 0.1 salience)`.
-    pub base: f64,
-    /// Names of the adjustments applied, in order.
-    pub adjustments: Vec<String>,
-    /// The adjusted base clamped to [0, 1].
-    pub clamped: f64,
-    /// The feedback posterior.
-    pub posterior: f64,
-    /// `clamped × posterior`.
-    pub score: f64,
-}
-
 /// `rel = floor + span × (r / r_max) × min(1, r_max / saturation)`; in [0.30, 0.82] with the
 /// defaults.
 pub fn rel(r: f64, r_max: f64, s: &DecaySettings) -> f64 {
@@ -135,7 +110,7 @@ pub fn holds(condition: &Condition, facts: &Facts<'_>) -> bool {
 }
 
 /// Scores one candidate.
-pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayScore {
+pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayBreakdown {
     let rel = rel(input.relevance, input.r_max, s);
     let temporal = temporal(input.decay_factor, input.age_days, s);
     let base =
@@ -156,7 +131,7 @@ pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayScore {
     }
     let clamped = clamp(adjusted, 0.0, 1.0);
     let posterior = posterior(&input.feedback, s);
-    DecayScore {
+    DecayBreakdown {
         relevance: input.relevance,
         rel,
         age_days: input.age_days,
@@ -167,22 +142,6 @@ pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayScore {
         clamped,
         posterior,
         score: clamped * posterior,
-    }
-}
-
-/// The breakdown keys of SPEC §5.1, in order: `relevance`, `rel`, `ageDays` (null when
-/// unknown), `temporal`, `salience`, `base`, `adjustments`, `clamped`, `posterior`.
-pub fn breakdown(s: &DecayScore) -> DecayBreakdown {
-    DecayBreakdown {
-        relevance: s.relevance,
-        rel: s.rel,
-        age_days: s.age_days,
-        temporal: s.temporal,
-        salience: s.salience,
-        base: s.base,
-        adjustments: s.adjustments.clone(),
-        clamped: s.clamped,
-        posterior: s.posterior,
     }
 }
 
@@ -365,7 +324,7 @@ mod tests {
         assert!((got.posterior - posterior).abs() < 1e-15);
         assert_eq!(got.score, got.clamped * got.posterior);
         use crate::search::breakdown::{ProfileBreakdown, ScoreBreakdown};
-        let map = ScoreBreakdown::of(ProfileBreakdown::Decay(breakdown(&got))).to_map();
+        let map = ScoreBreakdown::of(ProfileBreakdown::Decay(got.clone())).to_map();
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
         assert_eq!(
             keys,

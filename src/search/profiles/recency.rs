@@ -31,27 +31,8 @@ pub struct RecencyInput {
     pub superseded: bool,
 }
 
-/// The recency score of one candidate and its parts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RecencyScore {
-    /// r.
-    pub relevance: f64,
-    /// `r / r_max`.
-    pub text: f64,
-    /// Age in days, `None` when unknown.
-    pub age_days: Option<f64>,
-    /// `0.5^(age / 30)`, 0 when the age is unknown (before its weight).
-    pub recency: f64,
-    /// Whether the pin bonus was added.
-    pub pinned: bool,
-    /// Whether the superseded penalty was subtracted.
-    pub superseded: bool,
-    /// `text + 0.3 × recency + (pinned ? 0.5 : 0) − (superseded ? 10 : 0)`.
-    pub score: f64,
-}
-
 /// Scores one candidate.
-pub fn score(input: &RecencyInput, s: &RecencySettings) -> RecencyScore {
+pub fn score(input: &RecencyInput, s: &RecencySettings) -> RecencyBreakdown {
     let text = if input.r_max > 0.0 {
         input.relevance / input.r_max
     } else {
@@ -67,7 +48,7 @@ pub fn score(input: &RecencyInput, s: &RecencySettings) -> RecencyScore {
     if input.superseded {
         score -= s.superseded_penalty;
     }
-    RecencyScore {
+    RecencyBreakdown {
         relevance: input.relevance,
         text,
         age_days: input.age_days,
@@ -75,19 +56,6 @@ pub fn score(input: &RecencyInput, s: &RecencySettings) -> RecencyScore {
         pinned: input.pinned,
         superseded: input.superseded,
         score,
-    }
-}
-
-/// The breakdown keys of SPEC §5.2: `relevance`, `text`, `ageDays` (null when unknown),
-/// `recency` (before its weight), `pinned` and `superseded`.
-pub fn breakdown(s: &RecencyScore) -> RecencyBreakdown {
-    RecencyBreakdown {
-        relevance: s.relevance,
-        text: s.text,
-        age_days: s.age_days,
-        recency: s.recency,
-        pinned: s.pinned,
-        superseded: s.superseded,
     }
 }
 
@@ -158,7 +126,7 @@ mod tests {
         );
         use crate::search::breakdown::{ProfileBreakdown, ScoreBreakdown};
         use serde_json::Value;
-        let map = ScoreBreakdown::of(ProfileBreakdown::Recency(breakdown(&got))).to_map();
+        let map = ScoreBreakdown::of(ProfileBreakdown::Recency(got)).to_map();
         assert_eq!(map["ageDays"], Value::Null);
         assert_eq!(map["pinned"], Value::Bool(true));
         assert_eq!(map["superseded"], Value::Bool(false));
