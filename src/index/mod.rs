@@ -689,17 +689,10 @@ fn log_segment(dir: &Path, manifest: &Manifest, records: &[StoredRecord]) -> Res
     use crate::format::directory::{Directory, MemoryDirectory};
     let memory = Directory::Memory(std::sync::Arc::new(MemoryDirectory::new(dir)));
     let name = format!("{} in memory", manifest.log);
-    let sourced: Vec<SourcedRecord> = records
-        .iter()
-        .map(|stored| SourcedRecord {
-            record: stored.record.clone(),
-            locator: stored.locator.clone(),
-        })
-        .collect();
     let written = build::write_segment(
         &memory,
         &name,
-        &sourced,
+        records,
         &TextAnalyzer::new(manifest.stem),
         &mut build::BuildShared::uncompressed(),
         None,

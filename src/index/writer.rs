@@ -337,15 +337,7 @@ fn compact_locked(dir: &Path) -> Result<CompactReport> {
         return Err(refuse_write(damage));
     }
     let log_entries = index.log_entries();
-    let records: Vec<SourcedRecord> = index
-        .all_records()
-        .map_err(refuse_write)?
-        .into_iter()
-        .map(|s| SourcedRecord {
-            record: s.record,
-            locator: s.locator,
-        })
-        .collect();
+    let records: Vec<SourcedRecord> = index.all_records().map_err(refuse_write)?;
     let stem = index.manifest().stem;
     drop(index);
     let (manifest, _) = write_generation(dir, &records, stem, None)?;
