@@ -102,6 +102,8 @@ pub struct Segment {
     pub(crate) group_length_sums: [u64; GROUP_COUNT],
     /// The records that name a record they supersede (read on first use).
     superseding: OnceLock<RoaringBitmap>,
+    /// The pinned records (read from the columns on first use).
+    pinned: OnceLock<RoaringBitmap>,
     /// Frequent words and the records holding each adjacent pair of them (format/pairs.rs).
     pub(crate) pairs: BlobFile,
     /// The pair file's header (read on first use).
@@ -170,6 +172,7 @@ impl Segment {
             store,
             columns,
             superseding: OnceLock::new(),
+            pinned: OnceLock::new(),
             pairs: BlobFile::open(open_file(dir, entry, "pairs", FileKind::Postings)?)?,
             pair_header: OnceLock::new(),
         })
@@ -225,6 +228,21 @@ impl Segment {
             set |= docs;
         }
         Ok(self.superseding.get_or_init(|| set))
+    }
+
+    /// The pinned records: one pass over the pinned column on first use (the recency profile's
+    /// bounds tell pinned candidates apart).
+    pub fn pinned(&self) -> Result<&RoaringBitmap> {
+        if let Some(set) = self.pinned.get() {
+            return Ok(set);
+        }
+        let mut set = RoaringBitmap::new();
+        for doc in 0..self.len() {
+            if self.columns.pinned(doc)? {
+                set.insert(doc);
+            }
+        }
+        Ok(self.pinned.get_or_init(|| set))
     }
 
     /// Each id some record of this segment supersedes, with the records naming it.

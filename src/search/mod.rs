@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::record::Feedback;
 use crate::schema::GROUP_COUNT;
-use crate::settings::Settings;
+use crate::settings::{RecencySettings, Settings};
 use crate::text::TextAnalyzer;
 
 use filters::Filters;
@@ -90,7 +90,7 @@ pub(crate) struct Matched<'a> {
     pub hits: Vec<Hit<'a>>,
     /// Per segment, per token, per group: matching records (for breakdowns of final results).
     pub token_groups: Vec<TokenGroups>,
-    /// Set by [`Source::standard_top`]: the number and levels of all candidates, of which
+    /// Set by [`Source::top`]: the number and levels of all candidates, of which
     /// `hits` holds only those that can reach the page.
     pub counts: Option<Counts>,
 }
@@ -101,16 +101,19 @@ pub(crate) trait Source: Sync {
     fn name(&self) -> &'static str;
     /// The candidates of `query` under `filters`.
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>>;
-    /// For the standard profile's own order (no ranking option, no `--explain`, a non-empty
-    /// query): the candidates that can reach the first `limit` places or take part in a
-    /// supersession relation, their phrases checked wherever that can change the page or a
-    /// match level, and in [`Matched::counts`] the number and levels of all candidates. `None`
-    /// when the source knows no faster way than [`Source::matched`].
-    fn standard_top(
+    /// For a ranking whose order the candidates' relevance bounds (see [`TopOrder`]; no
+    /// `--explain`, a non-empty query): the candidates that can reach the first `limit`
+    /// places of `order` or take part in a supersession relation, with whatever else the
+    /// profile reads of the candidate list (the best relevance), their phrases checked wherever
+    /// that can change the page or a match level, and in [`Matched::counts`] the number and
+    /// levels of all candidates. `None` when the source knows no faster way than
+    /// [`Source::matched`].
+    fn top(
         &self,
         _query: &PreparedQuery,
         _filters: &Filters,
         _limit: usize,
+        _order: &TopOrder<'_>,
     ) -> Result<Option<Matched<'_>>> {
         Ok(None)
     }
@@ -143,6 +146,23 @@ pub(crate) trait Source: Sync {
     fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<ExactPostings>>;
     /// Whether some live record names this entity (given lowercased) in its `entities`.
     fn entity_known(&self, name: &str) -> Result<bool>;
+}
+
+/// The orders [`Source::top`] can rank by without scoring every candidate: each is the
+/// candidate's relevance turned into a score by values of its own record, whose range is known
+/// before they are read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TopOrder<'s> {
+    /// The standard score, relevance + feedback (SPEC §4).
+    Standard,
+    /// Relevance alone, superseded records left out unless `include_superseded`: `decay`'s
+    /// candidate list (SPEC §5.1), `limit` being its `--candidates`.
+    Relevance { include_superseded: bool },
+    /// The recency score (SPEC §5.2) at `now` (unix seconds, nanoseconds).
+    Recency {
+        settings: &'s RecencySettings,
+        now: (i64, u32),
+    },
 }
 
 /// The column values of one record that profiles need.

@@ -28,7 +28,7 @@ use crate::search::response::{Counts, SearchResponse};
 use crate::search::standard::{self, MatchLevel};
 use crate::search::{
     by_created_desc_then_id, sort_by_score, standard_score, Context, DocRef, Hit, Matched, Source,
-    DEFAULT_SETTINGS,
+    TopOrder, DEFAULT_SETTINGS,
 };
 use crate::settings::Settings;
 
@@ -139,15 +139,37 @@ fn prepare<'r>(
             ));
         }
     }
-    let plain_standard = request.profile == Profile::Standard
-        && request.rerank.is_none()
-        && request.candidates.is_none()
-        && !request.mmr_enabled();
+    let plain = request.rerank.is_none() && !request.mmr_enabled();
+    let plain_standard =
+        plain && request.profile == Profile::Standard && request.candidates.is_none();
+    // Decay's list is its `--candidates` by relevance before anything else (rerank and MMR
+    // included) reads it; the other profiles' rerank and MMR read every candidate.
+    let bounded = request.profile == Profile::Decay || plain;
+    let top = match request.profile {
+        _ if !bounded || request.explain.is_some() || empty => None,
+        Profile::Standard if request.candidates.is_none() => {
+            Some((TopOrder::Standard, request.limit))
+        }
+        Profile::Recency if request.candidates.is_none() => Some((
+            TopOrder::Recency {
+                settings: &settings.recency,
+                now: (now.unix_seconds(), now.subsec_nanos()),
+            },
+            request.limit,
+        )),
+        Profile::Decay => Some((
+            TopOrder::Relevance {
+                include_superseded: request.include_superseded,
+            },
+            request.candidates.unwrap_or(settings.decay.candidates),
+        )),
+        _ => None,
+    };
     let plan = Plan {
         request,
         settings,
         token_count: query.tokens.len() as u32,
-        top_only: plain_standard && request.explain.is_none() && !empty,
+        top,
         plain_standard,
         empty,
         query,
@@ -157,12 +179,12 @@ fn prepare<'r>(
     Ok((plan, notices))
 }
 
-/// Stage 2: the candidates — for the plain standard profile only those that can reach the page
-/// (with the counts of all), when the source knows how.
+/// Stage 2: the candidates — for an order the source can bound (see [`Plan::top`]) only those
+/// that can reach the page (with the counts of all), when the source knows how.
 fn candidates<'s>(source: &'s dyn Source, plan: &Plan<'_>) -> Result<Matched<'s>> {
-    let top = match plan.top_only {
-        true => source.standard_top(&plan.query, &plan.filters, plan.request.limit)?,
-        false => None,
+    let top = match &plan.top {
+        Some((order, limit)) => source.top(&plan.query, &plan.filters, *limit, order)?,
+        None => None,
     };
     match top {
         Some(top) => Ok(top),
@@ -204,7 +226,8 @@ fn check_phrases(
 /// Stage 4: the standard score of every candidate kept, and the counts of their levels. The
 /// plain standard profile keeps only what can reach the page: the best `limit + |involved|` and
 /// the records in supersession relations (supersession only lowers the scores of those).
-/// Everything else is counted, never materialized.
+/// Everything else is counted, never materialized. Another order the source bounded keeps
+/// what it returned: the counts came with it.
 fn standard_scores<'a>(
     plan: &Plan<'_>,
     hits: &[Hit<'a>],
@@ -213,13 +236,19 @@ fn standard_scores<'a>(
     counts: &mut Counts,
 ) -> Vec<Ranked<'a>> {
     let (empty, token_count) = (plan.empty, plan.token_count);
-    if !plan.top_only {
+    let standard_top = matches!(plan.top, Some((TopOrder::Standard, _)));
+    if !standard_top || precounted.is_none() {
         let ranked: Vec<Ranked<'_>> = hits
             .par_iter()
             .map(|hit| score_hit(hit, hit.phrase == Some(true), empty, token_count))
             .collect();
-        for r in &ranked {
-            counts.add(r.level);
+        match precounted {
+            Some(all) => counts.candidates = all.candidates,
+            None => {
+                for r in &ranked {
+                    counts.add(r.level);
+                }
+            }
         }
         return ranked;
     }

@@ -5,6 +5,7 @@ use crate::record::Timestamp;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::request::SearchRequest;
+use crate::search::TopOrder;
 use crate::settings::Settings;
 
 /// A request made ready to run: what every stage reads.
@@ -20,6 +21,10 @@ pub(crate) struct Plan<'r> {
     /// The standard profile without ranking options: its order is score then id, so only the
     /// top of the list needs sorting and only some phrases need checking.
     pub plain_standard: bool,
-    /// `plain_standard`, no `--explain`, a non-empty query: only the page is materialized.
-    pub top_only: bool,
+    /// The order the source can rank by under bounds, and how many places of it the rest of
+    /// the pipeline reads (the page, or decay's `--candidates`): for the standard, recency and
+    /// decay profiles without a ranking option that reads every candidate (rerank, MMR,
+    /// `--candidates`; in decay all come after its list), no `--explain`, a non-empty query.
+    /// Only those places are materialized.
+    pub top: Option<(TopOrder<'r>, usize)>,
 }

@@ -278,25 +278,35 @@ proptest! {
         }
     }
 
-    /// The standard profile sorts only the top of the list (and checks phrases lazily): a short
-    /// page must be exactly the head of a long one, and the same as when `--explain` forces
-    /// the full ranking.
+    /// The standard, recency and decay profiles rank only what can reach the top of the list
+    /// (and check phrases lazily): a short page must be exactly the head of a long one, and the
+    /// same as when `--explain` forces the full ranking.
     #[test]
     fn a_short_page_is_the_head_of_the_full_ranking(
         records in records(),
         query in text(6),
         limit in 1usize..4,
         layout in layouts(),
+        profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
+        extras in prop::collection::vec(
+            prop_oneof![
+                Just(("include-superseded", "true".to_string())),
+                (1usize..6).prop_map(|n| ("candidates", n.to_string())),
+            ],
+            0..2,
+        ),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let index = build(dir.path(), &records, layout);
-        let full = request(&query, &[]);
+        let mut options: Vec<(&str, &str)> = vec![("profile", profile)];
+        options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
+        let full = request(&query, &options);
         let Ok(all) = index.search(&full) else { return Ok(()); };
         let limit_text = limit.to_string();
-        let short = index.search(&request(&query, &[("limit", limit_text.as_str())])).unwrap();
-        let explained = index
-            .search(&request(&query, &[("limit", limit_text.as_str()), ("explain", "r00")]))
-            .unwrap();
+        options.push(("limit", limit_text.as_str()));
+        let short = index.search(&request(&query, &options)).unwrap();
+        options.push(("explain", "r00"));
+        let explained = index.search(&request(&query, &options)).unwrap();
         let head: Vec<_> = answer(&all)["results"].as_array().unwrap().iter().take(limit).cloned().collect();
         let head = serde_json::Value::Array(head);
         let (short, explained, all) = (answer(&short), answer(&explained), answer(&all));
@@ -328,6 +338,62 @@ proptest! {
                 pair[0].score > pair[1].score
                     || (pair[0].score == pair[1].score && pair[0].id < pair[1].id)
             );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    /// The standard, recency and decay profiles rank only the candidates whose bounds let them
+    /// reach the page (or decay's candidate list): a short page must be the scan's, which
+    /// scores every candidate.
+    #[test]
+    fn a_bounded_page_answers_as_a_scan(
+        // More records than a page, from a small vocabulary: many ties in relevance, told
+        // apart by their columns (age, pinned, feedback) and ids.
+        // Few supersession relations (their records are kept whatever their bounds).
+        records in (8usize..40).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
+            .prop_map(|mut records| {
+                for (i, r) in records.iter_mut().enumerate() {
+                    if i % 8 != 0 {
+                        r.as_object_mut().unwrap().remove("supersedes");
+                    }
+                }
+                records
+            }),
+        query in text(4),
+        limit in 1usize..4,
+        profile in prop::sample::select(&["standard", "decay", "recency"][..]),
+        extras in prop::collection::vec(
+            prop_oneof![
+                Just(("include-superseded", "true".to_string())),
+                (1usize..6).prop_map(|n| ("candidates", n.to_string())),
+                prop::sample::select(&["true", "false"][..]).prop_map(|v| ("mmr", v.to_string())),
+            ],
+            0..2,
+        ),
+        layout in layouts(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        let limit_text = limit.to_string();
+        // Records are dated through 2025: a reference time amid them makes ages (recency, decay)
+        // count as much as relevance.
+        let mut options: Vec<(&str, &str)> = vec![
+            ("profile", profile),
+            ("limit", &limit_text),
+            ("now", "2025-08-01T00:00:00Z"),
+        ];
+        options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
+        let mut by_index = request(&query, &options);
+        by_index.set_option("backend", Some("index")).unwrap();
+        let mut by_scan = request(&query, &options);
+        by_scan.set_option("backend", Some("scan")).unwrap();
+        match (index.search(&by_index), index.search(&by_scan)) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
+            (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
+            (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
         }
     }
 }

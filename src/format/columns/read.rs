@@ -261,26 +261,54 @@ impl Columns {
         Ok((id, supersedes))
     }
 
+    /// The creation time of row `r` as (unix seconds, nanoseconds), `None` when unknown.
+    fn created_at_of(&self, r: &CheckedRow<'_>) -> Result<Option<(i64, u32)>> {
+        match self.value(r, NANOS)? {
+            0 => Ok(None),
+            nanos @ 1..=1_000_000_000 => Ok(Some((
+                (self.value(r, SECS)? ^ SIGN) as i64,
+                nanos as u32 - 1,
+            ))),
+            nanos => Err(self
+                .file
+                .corrupt(format!("row {} has {} nanoseconds", r.doc, nanos - 1))),
+        }
+    }
+
+    /// Whether row `r` is pinned.
+    fn pinned_of(&self, r: &CheckedRow<'_>) -> Result<bool> {
+        match self.value(r, PINNED)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(self
+                .file
+                .corrupt(format!("row {} has pinned flag {other}", r.doc))),
+        }
+    }
+
+    /// The creation time and pinned flag of record `doc` (what the recency profile reads of a
+    /// candidate), without the rest of its row.
+    pub fn recency(&self, doc: u32) -> Result<(Option<(i64, u32)>, bool)> {
+        let r = self.checked_row(doc)?;
+        Ok((self.created_at_of(&r)?, self.pinned_of(&r)?))
+    }
+
+    /// Whether record `doc` is pinned.
+    pub fn pinned(&self, doc: u32) -> Result<bool> {
+        self.pinned_of(&self.checked_row(doc)?)
+    }
+
     /// The row of record `doc`, after its block passed its checksums.
     pub fn row(&self, doc: u32) -> Result<Row<'_>> {
         let r = self.checked_row(doc)?;
         let corrupt = |what: String| self.file.corrupt(format!("row {doc} {what}"));
-        let nanos = self.value(&r, NANOS)?;
-        let created_at = match nanos {
-            0 => None,
-            1..=1_000_000_000 => Some(((self.value(&r, SECS)? ^ SIGN) as i64, nanos as u32 - 1)),
-            _ => return Err(corrupt(format!("has {} nanoseconds", nanos - 1))),
-        };
+        let created_at = self.created_at_of(&r)?;
         let type_index = self.value(&r, TYPE)?;
         let memory_type = usize::try_from(type_index)
             .ok()
             .and_then(|i| self.types.get(i))
             .ok_or_else(|| corrupt(format!("has memory type {type_index}, which is unknown")))?;
-        let pinned = match self.value(&r, PINNED)? {
-            0 => false,
-            1 => true,
-            other => return Err(corrupt(format!("has pinned flag {other}"))),
-        };
+        let pinned = self.pinned_of(&r)?;
         let mut group_lengths = [0u32; GROUP_COUNT];
         for (g, len) in group_lengths.iter_mut().enumerate() {
             let value = self.value(&r, GROUPS + g)?;

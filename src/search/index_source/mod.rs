@@ -14,7 +14,7 @@ use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
-use crate::search::{index_statistics, DocRef, Hit, Matched, Source};
+use crate::search::{index_statistics, DocRef, Hit, Matched, Source, TopOrder};
 
 use accumulate::{bit_set, SegmentMatch};
 use terms::phrase_records;
@@ -53,13 +53,14 @@ impl Source for IndexSource<'_> {
         Ok(matched)
     }
 
-    fn standard_top(
+    fn top(
         &self,
         query: &PreparedQuery,
         filters: &Filters,
         limit: usize,
+        order: &TopOrder<'_>,
     ) -> Result<Option<Matched<'_>>> {
-        self.standard_top_impl(query, filters, limit).map(Some)
+        self.top_impl(query, filters, limit, order).map(Some)
     }
 
     fn stored(&self, doc: DocRef) -> Result<crate::format::codec::StoredRecord> {

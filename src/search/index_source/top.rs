@@ -1,6 +1,7 @@
-//! The standard profile's first page without scoring every candidate: slots and histograms
+//! The first page of an order bounded by relevance ([`TopOrder`]: the standard score, decay's
+//! candidate list, the recency score) without scoring every candidate: slots and histograms
 //! over the accumulated sums, bounds on what can reach the page, and the phrase checks and
-//! feedback reads only where they can change it.
+//! column reads only where they can change it.
 
 use std::cmp::Ordering;
 
@@ -10,10 +11,12 @@ use roaring::RoaringBitmap;
 use crate::error::Result;
 use crate::schema::MASK_WEIGHTS;
 use crate::search::filters::Filters;
+use crate::search::profiles::age_days;
+use crate::search::profiles::recency::{self, RecencyInput};
 use crate::search::query::PreparedQuery;
 use crate::search::response::Counts;
 use crate::search::standard::{self, MatchLevel};
-use crate::search::{standard_parts, DocRef, Matched, Source};
+use crate::search::{standard_parts, DocRef, Matched, Source, TopOrder};
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
 
@@ -108,43 +111,144 @@ impl Keys {
     }
 }
 
-/// Which candidates can still reach the page: those whose score can exceed the floor, the
-/// feedback term at its most.
+/// Which candidates can still reach the page: those whose score can exceed the floor, what
+/// their records add at its most.
 struct Reach {
     floor: f64,
-    /// By slot of [`Keys`].
-    by_slot: Vec<bool>,
+    /// By slot of [`Keys`], for records not pinned and for pinned ones.
+    by_slot: [Vec<bool>; 2],
 }
 
 impl Reach {
-    fn new(keys: &Keys, floor: f64) -> Reach {
-        let by_slot = keys
-            .relevance
-            .iter()
-            .map(|&r| r + FEEDBACK_MAX > floor)
-            .collect();
+    fn new(keys: &Keys, floor: f64, ranker: &Ranker<'_>) -> Reach {
+        let by_slot = [false, true].map(|pinned| {
+            keys.relevance
+                .iter()
+                .map(|&r| ranker.upper(r, pinned) + SLACK >= floor)
+                .collect()
+        });
         Reach { floor, by_slot }
     }
 
-    /// Whether a relevance (before feedback) can reach the page.
-    fn relevance(&self, relevance: f64) -> bool {
-        relevance + FEEDBACK_MAX > self.floor
+    /// Whether a relevance (before what the record adds) can reach the page, pinned or not.
+    fn relevance(&self, relevance: f64, ranker: &Ranker<'_>) -> bool {
+        ranker.upper(relevance, true) + SLACK >= self.floor
+    }
+
+    /// Whether a record of this slot can reach the page.
+    fn slot(&self, slot: usize, pinned: bool) -> bool {
+        self.by_slot[usize::from(pinned)][slot]
     }
 }
 
-/// A candidate of [`IndexSource::standard_top`]: its match evidence and feedback term, before
-/// anything else of its record is read.
+/// How a candidate scores in the order of a [`TopOrder`]: exactly, from its relevance and the
+/// values of its record (by the profile's own formula, so that the order is the pipeline's bit
+/// for bit), and within bounds from its relevance alone.
+struct Ranker<'s> {
+    order: TopOrder<'s>,
+    token_count: u32,
+    /// The best relevance of every candidate (recency's r_max; 0 for the other orders).
+    r_max: f64,
+}
+
+/// What a candidate's score reads of its record besides relevance.
+#[derive(Debug, Clone, Copy)]
+enum Extra {
+    /// Nothing (relevance alone).
+    Nothing,
+    /// The feedback term (SPEC §4).
+    Feedback(f64),
+    /// What recency reads (SPEC §5.2).
+    Recency {
+        created_at: Option<(i64, u32)>,
+        pinned: bool,
+        superseded: bool,
+    },
+}
+
+/// Bounds compared with a floor computed by other arithmetic keep this much slack, so that
+/// rounding never drops a record that ties the floor.
+const SLACK: f64 = 1e-9;
+
+impl Ranker<'_> {
+    fn score(&self, field_sum: u32, matched: u32, phrase: bool, extra: Extra) -> f64 {
+        let token_count = self.token_count;
+        match (self.order, extra) {
+            (TopOrder::Standard, Extra::Feedback(feedback)) => {
+                standard_parts(field_sum, matched, phrase, token_count, feedback).0
+            }
+            (
+                TopOrder::Recency { settings, now },
+                Extra::Recency {
+                    created_at,
+                    pinned,
+                    superseded,
+                },
+            ) => {
+                let input = RecencyInput {
+                    relevance: standard::relevance(field_sum, phrase, matched, token_count)
+                        .relevance,
+                    r_max: self.r_max,
+                    age_days: age_days(now, created_at),
+                    pinned,
+                    superseded,
+                };
+                recency::score(&input, settings).score
+            }
+            _ => standard::relevance(field_sum, phrase, matched, token_count).relevance,
+        }
+    }
+
+    /// The least score of a candidate of relevance `r` outside supersession relations, its
+    /// record unread.
+    fn lower(&self, r: f64) -> f64 {
+        match self.order {
+            TopOrder::Standard => r + FEEDBACK_MIN,
+            TopOrder::Relevance { .. } => r,
+            TopOrder::Recency { settings, .. } => {
+                // recency ∈ [0, 1]: the age is never negative.
+                self.text(r) + settings.weight.min(0.0) + settings.pin_bonus.min(0.0)
+            }
+        }
+    }
+
+    /// The greatest score of a candidate of relevance `r` outside supersession relations,
+    /// pinned or not, its record unread.
+    fn upper(&self, r: f64, pinned: bool) -> f64 {
+        match self.order {
+            TopOrder::Standard => r + FEEDBACK_MAX,
+            TopOrder::Relevance { .. } => r,
+            TopOrder::Recency { settings, .. } => {
+                let pin = if pinned { settings.pin_bonus } else { 0.0 };
+                self.text(r) + settings.weight.max(0.0) + pin.max(0.0)
+            }
+        }
+    }
+
+    /// Recency's text term of relevance `r`.
+    fn text(&self, r: f64) -> f64 {
+        if self.r_max > 0.0 {
+            r / self.r_max
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A candidate of [`IndexSource::top_impl`]: its match evidence and what its score reads of
+/// its record, before anything else of it is read.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
     segment: u32,
     doc: u32,
-    field_sum: u32,
-    matched: u32,
     /// `None` while the phrase may occur and the text has not been checked.
     phrase: Option<bool>,
-    feedback: f64,
-    /// Supersedes a record, or is superseded by a candidate.
+    /// Kept whatever its score: it supersedes a record or is superseded by a candidate (or,
+    /// for recency, is superseded at all, or holds the best relevance).
     involved: bool,
+    /// The scores without and with the phrase, in the order's own formula (computed once:
+    /// recency's takes a power).
+    scores: [f64; 2],
 }
 
 impl PhraseBound for Candidate {
@@ -173,24 +277,44 @@ impl PhraseBound for Candidate {
 }
 
 impl Candidate {
-    fn score(&self, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
-        standard_parts(
-            self.field_sum,
-            self.matched,
+    fn new(
+        m: &SegmentMatch<'_>,
+        doc: u32,
+        phrase: Option<bool>,
+        extra: Extra,
+        involved: bool,
+        ranker: &Ranker<'_>,
+    ) -> Candidate {
+        let (field_sum, matched) = (m.field_sum(doc), m.matched(doc));
+        let score = |phrase| ranker.score(field_sum, matched, phrase, extra);
+        // Without a possible phrase, one score serves both.
+        let without = score(false);
+        let with = if phrase == Some(false) {
+            without
+        } else {
+            score(true)
+        };
+        Candidate {
+            segment: m.s,
+            doc,
             phrase,
-            token_count,
-            self.feedback,
-        )
+            involved,
+            scores: [without, with],
+        }
+    }
+
+    fn score(&self, phrase: bool) -> f64 {
+        self.scores[usize::from(phrase)]
     }
 
     /// The score with the phrase as checked, or without it when unchecked: a lower bound.
-    fn lower(&self, token_count: u32) -> f64 {
-        self.score(self.phrase == Some(true), token_count).0
+    fn lower(&self, _token_count: u32) -> f64 {
+        self.score(self.phrase == Some(true))
     }
 
     /// The score with the phrase unless it was checked absent: an upper bound.
-    fn upper(&self, token_count: u32) -> f64 {
-        self.score(self.phrase != Some(false), token_count).0
+    fn upper(&self, _token_count: u32) -> f64 {
+        self.score(self.phrase != Some(false))
     }
 }
 
@@ -225,106 +349,149 @@ impl<'a> IndexSource<'a> {
     }
 
     /// The candidates of segment match `m` that can [`Reach`] the page or are `involved`, each
-    /// with its feedback term (columns plus the log's feedback). `checked` holds the phrases already checked,
-    /// by record number; `survey` is the segment's.
+    /// with what its score reads of its record (for the standard order the feedback term:
+    /// columns plus the log's feedback). `checked` holds the phrases already checked, by record
+    /// number; `survey` is the segment's; `sets` the segment's involved and left-out records.
     fn candidates(
         &self,
         m: &SegmentMatch<'a>,
-        involved: &RoaringBitmap,
+        sets: &Sets,
         checked: &[(u32, bool)],
         survey: &Survey,
         reach: &Reach,
+        ranker: &Ranker<'_>,
     ) -> Result<Vec<Candidate>> {
         // Only chunks whose best key can reach the page (or that hold an involved record) are
         // read. Then by the bound with the phrase wherever the postings allow it; then the
         // records kept whose phrase was checked take the bound their text gives.
+        let involved = &sets.involved;
+        let pinned = match ranker.order {
+            TopOrder::Recency { .. } => Some(m.segment.pinned()?),
+            _ => None,
+        };
+        let is_pinned = |doc: u32| pinned.is_some_and(|p| p.contains(doc));
         let chunk = |w: usize| {
             survey
                 .chunk_best
                 .get(w)
-                .is_none_or(|&best| reach.relevance(best))
+                .is_none_or(|&best| reach.relevance(best, ranker))
         };
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
         m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
             let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
-            if reach.by_slot[slot] || involved.contains(doc) {
+            if reach.slot(slot, false)
+                || (reach.slot(slot, true) && is_pinned(doc))
+                || involved.contains(doc)
+            {
                 kept.push((doc, m.known_phrase(maybe_phrase), false));
             }
         });
         kept.retain_mut(|(doc, phrase, is_involved)| {
+            if sets.left_out.contains(*doc) {
+                return false;
+            }
             *is_involved = involved.contains(*doc);
             if let Ok(at) = checked.binary_search_by_key(doc, |c| c.0) {
                 *phrase = Some(checked[at].1);
             }
             let slot = Keys::slot(m.sums[*doc as usize], *phrase != Some(false));
-            *is_involved || reach.by_slot[slot]
+            *is_involved || reach.slot(slot, is_pinned(*doc))
         });
         let added = self.index.feedback_added_docs(m.s as usize);
+        let columns = &m.segment.columns;
         kept.into_iter()
             .map(|(doc, phrase, involved)| {
-                let mut feedback = m.segment.columns.feedback(doc)?;
-                if let Some(more) = added.get(&doc) {
-                    feedback.merge(more);
-                }
-                Ok(Candidate {
-                    segment: m.s,
-                    doc,
-                    field_sum: m.field_sum(doc),
-                    matched: m.matched(doc),
-                    phrase,
-                    feedback: standard::feedback_score(&feedback),
-                    involved,
-                })
+                let extra = match ranker.order {
+                    TopOrder::Standard => {
+                        let mut feedback = columns.feedback(doc)?;
+                        if let Some(more) = added.get(&doc) {
+                            feedback.merge(more);
+                        }
+                        Extra::Feedback(standard::feedback_score(&feedback))
+                    }
+                    TopOrder::Relevance { .. } => Extra::Nothing,
+                    TopOrder::Recency { .. } => {
+                        let (created_at, pinned) = columns.recency(doc)?;
+                        Extra::Recency {
+                            created_at,
+                            pinned,
+                            superseded: sets.superseded.contains(doc),
+                        }
+                    }
+                };
+                Ok(Candidate::new(m, doc, phrase, extra, involved, ranker))
             })
             .collect()
     }
 
-    /// The standard profile's first page (see [`Source::standard_top`]), in steps: every
-    /// segment accumulated, the supersession relations, one survey of each segment's sums
-    /// (counts, levels, bounds), the candidates that can reach the page, their phrases checked
+    /// The first `limit` places of `order` (see [`Source::top`]), in steps: every segment
+    /// accumulated, the records kept whatever their score (supersession relations) or left
+    /// out, one survey of each segment's sums (counts, levels, bounds), the best relevance
+    /// where the order needs it, the candidates that can reach the page, their phrases checked
     /// under the bound, and the page's hits.
-    pub(super) fn standard_top_impl(
+    pub(super) fn top_impl(
         &self,
         query: &PreparedQuery,
         filters: &Filters,
         limit: usize,
+        order: &TopOrder<'_>,
     ) -> Result<Matched<'a>> {
         let token_count = query.tokens.len() as u32;
         let keys = Keys::new(&Scorer::new(token_count), token_count);
         let matches = self.segment_matches(query, filters)?;
-        let involved = self.involvement(&matches)?;
+        let mut sets = self.sets(&matches, order)?;
         // Execute keeps the best `limit + |involved|`; more need not be ranked here.
-        let wanted = limit + involved.iter().map(|b| b.len() as usize).sum::<usize>();
+        let wanted = limit
+            + sets
+                .iter()
+                .map(|b| b.involved.len() as usize)
+                .sum::<usize>();
 
         // One pass over the candidates' sums: the levels that do not depend on the phrase, the
         // records whose level does (their text is checked, as the counts need it), and a bound.
         let surveys: Vec<Survey> = matches
             .par_iter()
-            .zip(&involved)
-            .map(|(m, involved)| survey(m, involved, &keys, wanted))
+            .zip(&sets)
+            .map(|(m, sets)| survey(m, sets, &keys, wanted))
             .collect();
-        let (counts, checked) = self.count_levels(query, &matches, &surveys)?;
+        let (counts, mut checked) = self.count_levels(query, &matches, &surveys)?;
+
+        let mut ranker = Ranker {
+            order: *order,
+            token_count,
+            r_max: 0.0,
+        };
+        if let TopOrder::Recency { .. } = order {
+            // The recency score divides by the best relevance: it is found exactly, and its
+            // record is kept so that the pipeline finds it too.
+            if let Some((r_max, best)) =
+                self.best_relevance(query, &matches, &mut checked, &keys)?
+            {
+                ranker.r_max = r_max;
+                sets[best.segment as usize].involved.insert(best.doc);
+            }
+        }
 
         // At least `wanted` records score above the wanted-th best lower bound: a record whose
-        // upper bound is not above it cannot reach the page, so its feedback is never read.
+        // upper bound is not above it cannot reach the page, so its record is never read.
         let mut bounds: Vec<f64> = surveys
             .iter()
-            .flat_map(|s| s.best.iter().map(|b| f64::from_bits(*b) + FEEDBACK_MIN))
+            .flat_map(|s| s.best.iter().map(|b| ranker.lower(f64::from_bits(*b))))
             .collect();
         let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
-        let reach = Reach::new(&keys, floor);
+        let reach = Reach::new(&keys, floor, &ranker);
         let mut candidates: Vec<Candidate> = matches
             .par_iter()
-            .zip(&involved)
+            .zip(&sets)
             .zip(&checked)
             .zip(&surveys)
-            .map(|(((m, involved), checked), survey)| {
-                self.candidates(m, involved, checked, survey, &reach)
+            .map(|(((m, sets), checked), survey)| {
+                self.candidates(m, sets, checked, survey, &reach, &ranker)
             })
             .collect::<Result<Vec<_>>>()?
             .concat();
 
-        // Phrase checks: for candidates in a supersession relation; then wherever the phrase
+        // Phrase checks: for candidates kept whatever their score; then wherever the phrase
         // could lift a candidate onto the page.
         if let Some(phrase) = query.phrase.as_deref() {
             let checks = PhraseChecks {
@@ -339,6 +506,114 @@ impl<'a> IndexSource<'a> {
 
         let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
         self.page_matched(&matches, &candidates, &chosen, counts)
+    }
+
+    /// Per segment, the records kept whatever their score and those left out, for `order`:
+    /// the standard and recency orders keep the records in a supersession relation with a
+    /// candidate (supersession may lower their scores after ranking), recency also every
+    /// superseded record (its penalty is not bounded like the rest); decay's candidate list
+    /// leaves superseded records out unless they are included.
+    fn sets(&self, matches: &[SegmentMatch<'a>], order: &TopOrder<'_>) -> Result<Vec<Sets>> {
+        let superseded = match order {
+            TopOrder::Standard
+            | TopOrder::Relevance {
+                include_superseded: true,
+            } => None,
+            _ => Some(self.superseded(matches)?),
+        };
+        let involved = match order {
+            TopOrder::Relevance { .. } => vec![RoaringBitmap::new(); matches.len()],
+            _ => self.involvement(matches)?,
+        };
+        let superseded = superseded.unwrap_or_else(|| vec![RoaringBitmap::new(); matches.len()]);
+        Ok(involved
+            .into_iter()
+            .zip(superseded)
+            .map(|(involved, superseded)| match order {
+                TopOrder::Recency { .. } => Sets {
+                    involved: &involved | &superseded,
+                    left_out: RoaringBitmap::new(),
+                    superseded,
+                },
+                TopOrder::Relevance { .. } => Sets {
+                    involved,
+                    left_out: superseded,
+                    superseded: RoaringBitmap::new(),
+                },
+                TopOrder::Standard => Sets {
+                    involved,
+                    left_out: RoaringBitmap::new(),
+                    superseded,
+                },
+            })
+            .collect())
+    }
+
+    /// Per segment, the candidates some live record supersedes.
+    fn superseded(&self, matches: &[SegmentMatch<'a>]) -> Result<Vec<RoaringBitmap>> {
+        let mut out = vec![RoaringBitmap::new(); matches.len()];
+        for target in self.index.superseders()?.keys() {
+            for (m, out) in matches.iter().zip(out.iter_mut()) {
+                if let Some(doc) = m.segment.doc_of_id(target)? {
+                    if m.is_candidate(doc) {
+                        out.insert(doc);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The best relevance of every candidate and a record holding it, exactly: the phrase is
+    /// checked for the records it could lift above the best found without it (the checks are
+    /// added to `checked`).
+    fn best_relevance(
+        &self,
+        query: &PreparedQuery,
+        matches: &[SegmentMatch<'a>],
+        checked: &mut [Checked],
+        keys: &Keys,
+    ) -> Result<Option<(f64, DocRef)>> {
+        let mut best: Option<(f64, DocRef)> = None;
+        let mut unknown: Vec<(f64, DocRef)> = Vec::new();
+        for (m, checked) in matches.iter().zip(checked.iter()) {
+            m.for_each_candidate(|doc, maybe_phrase| {
+                let at = DocRef { segment: m.s, doc };
+                let sums = m.sums[doc as usize];
+                let phrase = m.known_phrase(maybe_phrase).or_else(|| {
+                    let i = checked.binary_search_by_key(&doc, |c| c.0).ok()?;
+                    Some(checked[i].1)
+                });
+                let lower = keys.relevance[Keys::slot(sums, phrase == Some(true))];
+                if best.is_none_or(|(b, _)| lower > b) {
+                    best = Some((lower, at));
+                }
+                if phrase.is_none() {
+                    let upper = keys.relevance[Keys::slot(sums, true)];
+                    if best.is_none_or(|(b, _)| upper > b) {
+                        unknown.push((upper, at));
+                    }
+                }
+            });
+        }
+        let Some(phrase) = query.phrase.as_deref() else {
+            return Ok(best);
+        };
+        unknown.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (upper, at) in unknown {
+            if best.is_some_and(|(b, _)| upper <= b) {
+                break;
+            }
+            let found = self.verify_phrase(at, phrase)?;
+            let list = &mut checked[at.segment as usize];
+            if let Err(i) = list.binary_search_by_key(&at.doc, |c| c.0) {
+                list.insert(i, (at.doc, found));
+            }
+            if found {
+                best = Some((upper, at));
+            }
+        }
+        Ok(best)
     }
 
     /// Every segment's accumulated match, in parallel.
@@ -498,7 +773,17 @@ struct Survey {
     chunk_best: Vec<f64>,
 }
 
-fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: usize) -> Survey {
+/// One segment's records that [`IndexSource::top_impl`] treats apart from their score.
+struct Sets {
+    /// Kept whatever their score, and no part of the bound.
+    involved: RoaringBitmap,
+    /// Never kept.
+    left_out: RoaringBitmap,
+    /// The candidates some live record supersedes (read by recency only).
+    superseded: RoaringBitmap,
+}
+
+fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usize) -> Survey {
     // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
     let mut histogram = vec![0u32; keys.slots()];
     let mut level_depends = Vec::new();
@@ -526,8 +811,10 @@ fn survey(m: &SegmentMatch<'_>, involved: &RoaringBitmap, keys: &Keys, wanted: u
     }
     // The best `wanted` lower bounds of relevance outside supersession relations: with the
     // phrase where the postings say exactly that it occurs, else without it (the even slot).
-    for doc in involved {
+    for doc in &sets.involved | &sets.left_out {
         histogram[Keys::slot(m.sums[doc as usize], m.maybe_phrase(doc))] -= 1;
+    }
+    for doc in &sets.involved {
         chunk_best[doc as usize / 64] = f64::INFINITY;
     }
     let mut best = Vec::with_capacity(wanted);
