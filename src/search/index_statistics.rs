@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use roaring::RoaringBitmap;
+
 use crate::error::Result;
 use crate::format::postings::TermPostings;
 use crate::format::STOP_MARKER;
@@ -54,27 +56,85 @@ pub(crate) fn collection(index: &Index) -> Result<Collection> {
     Ok(collection)
 }
 
-/// Per query token, its exact matches: the term itself, and for a `multilingual` query also the
-/// term that came from a stop word (keyed with [`STOP_MARKER`]).
-pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec<ExactPostings>> {
+/// One query token's exact terms: per segment the postings of the term itself and, for a
+/// `multilingual` query, of the term that came from a stop word (keyed with [`STOP_MARKER`]);
+/// and its document frequency over the live records.
+pub(crate) struct ExactTerm<'i> {
+    pub df: u64,
+    pub segments: Vec<Vec<TermPostings<'i>>>,
+}
+
+/// Per query token, its [`ExactTerm`].
+pub(crate) fn exact_terms<'i>(
+    index: &'i Index,
+    query: &PreparedQuery,
+) -> Result<Vec<ExactTerm<'i>>> {
     let mut out = Vec::with_capacity(query.tokens.len());
     for token in &query.tokens {
         let mut keys = vec![token.text.as_bytes().to_vec()];
         if query.analyzer == Analyzer::Multilingual {
             keys.push([token.text.as_bytes(), &[STOP_MARKER]].concat());
         }
-        let mut postings = ExactPostings::default();
+        let mut term = ExactTerm {
+            df: 0,
+            segments: Vec::with_capacity(index.segments().len()),
+        };
         for (s, segment) in index.segments().iter().enumerate() {
             let file = segment.postings.file();
-            let mut per_doc: BTreeMap<u32, [u32; GROUP_COUNT]> = BTreeMap::new();
-            let dead = index.dead(s);
+            let mut parsed = Vec::new();
             for key in &keys {
-                let Some(term) = segment.terms.get(key)? else {
-                    continue;
-                };
-                let parsed = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-                parsed.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
-                    if !dead.contains(doc) {
+                if let Some(t) = segment.terms.get(key)? {
+                    parsed.push(TermPostings::parse(
+                        segment.postings.get(t as usize)?,
+                        file,
+                    )?);
+                }
+            }
+            let dead = index.dead(s);
+            term.df += match parsed.as_slice() {
+                [] => 0,
+                [one] if dead.is_empty() => one.len(),
+                several => {
+                    let mut records = RoaringBitmap::new();
+                    for postings in several {
+                        records |= postings.records(file)?;
+                    }
+                    (records - dead).len()
+                }
+            };
+            term.segments.push(parsed);
+        }
+        out.push(term);
+    }
+    Ok(out)
+}
+
+/// Calls `visit(doc, tfs)` for each live record of segment `s` in `postings` (one token's
+/// exact terms there) that `wanted` accepts, ascending, with the token's frequency in each
+/// group summed over its terms.
+pub(crate) fn for_each_exact(
+    index: &Index,
+    s: usize,
+    postings: &[TermPostings<'_>],
+    wanted: impl Fn(u32) -> bool,
+    mut visit: impl FnMut(u32, &[u32; GROUP_COUNT]),
+) -> Result<()> {
+    let segment = &index.segments()[s];
+    let file = segment.postings.file();
+    let dead = index.dead(s);
+    let keep = |doc: u32| wanted(doc) && !dead.contains(doc);
+    match postings {
+        [] => Ok(()),
+        [one] => one.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
+            if keep(doc) {
+                visit(doc, tfs);
+            }
+        }),
+        several => {
+            let mut per_doc: BTreeMap<u32, [u32; GROUP_COUNT]> = BTreeMap::new();
+            for postings in several {
+                postings.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
+                    if keep(doc) {
                         let sums = per_doc.entry(doc).or_default();
                         for (sum, tf) in sums.iter_mut().zip(tfs) {
                             *sum += tf;
@@ -82,16 +142,48 @@ pub(crate) fn exact_postings(index: &Index, query: &PreparedQuery) -> Result<Vec
                     }
                 })?;
             }
-            postings.df += per_doc.len() as u64;
-            postings.docs.extend(per_doc.into_iter().map(|(doc, tf)| {
-                (
-                    DocRef {
+            per_doc.iter().for_each(|(&doc, tfs)| visit(doc, tfs));
+            Ok(())
+        }
+    }
+}
+
+/// Per query token, its document frequency over the live records and its term frequencies in
+/// `docs` (ascending).
+pub(crate) fn exact_postings(
+    index: &Index,
+    query: &PreparedQuery,
+    docs: &[DocRef],
+) -> Result<Vec<ExactPostings>> {
+    let mut wanted: Vec<RoaringBitmap> = vec![RoaringBitmap::new(); index.segments().len()];
+    for doc in docs {
+        if let Some(bits) = wanted.get_mut(doc.segment as usize) {
+            bits.insert(doc.doc);
+        }
+    }
+    let mut out = Vec::with_capacity(query.tokens.len());
+    for term in exact_terms(index, query)? {
+        let mut postings = ExactPostings {
+            df: term.df,
+            docs: Vec::new(),
+        };
+        for (s, parsed) in term.segments.iter().enumerate() {
+            if wanted[s].is_empty() {
+                continue;
+            }
+            for_each_exact(
+                index,
+                s,
+                parsed,
+                |doc| wanted[s].contains(doc),
+                |doc, tfs| {
+                    let at = DocRef {
                         segment: s as u32,
                         doc,
-                    },
-                    tf,
-                )
-            }));
+                    };
+                    postings.docs.push((at, *tfs));
+                },
+            )?;
         }
         out.push(postings);
     }

@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::record::Feedback;
 use crate::schema::GROUP_COUNT;
-use crate::settings::{RecencySettings, Settings};
+use crate::settings::{Bm25fSettings, RecencySettings, Settings};
 use crate::text::TextAnalyzer;
 
 use filters::Filters;
@@ -140,17 +140,18 @@ pub(crate) trait Source: Sync {
     fn values(&self, doc: DocRef) -> Result<RecordValues<'_>>;
     /// The live records and their summed group lengths (for `bm25f`), in O(segments).
     fn collection(&self) -> Result<Collection>;
-    /// Per query token, its exact matches over every live record (no filters): document
-    /// frequency and term frequencies per group (for `bm25f`). An `english` query ignores
-    /// stop-word tokens of the records, as in matching (SPEC §3).
-    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<ExactPostings>>;
+    /// Per query token, its exact matches over every live record (no filters): the document
+    /// frequency, and the term frequencies per group of (at least) the records `docs` (for
+    /// `bm25f`). An `english` query ignores stop-word tokens of the records, as in matching
+    /// (SPEC §3).
+    fn exact_postings(&self, query: &PreparedQuery, docs: &[DocRef]) -> Result<Vec<ExactPostings>>;
     /// Whether some live record names this entity (given lowercased) in its `entities`.
     fn entity_known(&self, name: &str) -> Result<bool>;
 }
 
-/// The orders [`Source::top`] can rank by without scoring every candidate: each is the
-/// candidate's relevance turned into a score by values of its own record, whose range is known
-/// before they are read.
+/// The orders [`Source::top`] can rank by without scoring every candidate: the candidate's
+/// relevance turned into a score by values of its own record, whose range is known before they
+/// are read — or for `bm25f`, a sum over the query's terms.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum TopOrder<'s> {
     /// The standard score, relevance + feedback (SPEC §4).
@@ -163,6 +164,8 @@ pub(crate) enum TopOrder<'s> {
         settings: &'s RecencySettings,
         now: (i64, u32),
     },
+    /// The `bm25f` score plus feedback (SPEC §5.3), bounded by term instead.
+    Bm25f { settings: &'s Bm25fSettings },
 }
 
 /// The column values of one record that profiles need.
@@ -180,7 +183,8 @@ pub(crate) struct RecordValues<'a> {
 pub(crate) struct ExactPostings {
     /// Live records containing the token in any group.
     pub df: u64,
-    /// Per record (ascending), the token's frequency in each group.
+    /// Per record (ascending), the token's frequency in each group: for the records asked
+    /// about, or more.
     pub docs: Vec<(DocRef, [u32; GROUP_COUNT])>,
 }
 

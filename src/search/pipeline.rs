@@ -157,13 +157,19 @@ fn prepare<'r>(
             },
             request.limit,
         )),
+        Profile::Bm25f if request.candidates.is_none() => Some((
+            TopOrder::Bm25f {
+                settings: &settings.bm25f,
+            },
+            request.limit,
+        )),
         Profile::Decay => Some((
             TopOrder::Relevance {
                 include_superseded: request.include_superseded,
             },
             request.candidates.unwrap_or(settings.decay.candidates),
         )),
-        _ => None,
+        Profile::Standard | Profile::Recency | Profile::Bm25f => None,
     };
     let plan = Plan {
         request,

@@ -225,7 +225,8 @@ impl Step<'_> {
     /// SPEC §5.3: the candidates with an exact match, scored by BM25F plus feedback.
     pub fn bm25f<'a>(&self, ranked: Vec<Ranked<'a>>) -> Result<Vec<Ranked<'a>>> {
         let collection = self.source.collection()?;
-        let postings = self.source.exact_postings(self.query)?;
+        let docs: Vec<DocRef> = ranked.iter().map(|r| r.hit.doc).collect();
+        let postings = self.source.exact_postings(self.query, &docs)?;
         let avglen = collection.average_lengths();
         let saturation = self.settings.bm25f.saturation_constant(&avglen);
         let idfs: Vec<f64> = postings

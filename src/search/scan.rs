@@ -173,7 +173,12 @@ impl Source for ScanSource {
         Ok(self.scan_collection())
     }
 
-    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<crate::search::ExactPostings>> {
+    /// Every record's term frequencies, whichever were asked about.
+    fn exact_postings(
+        &self,
+        query: &PreparedQuery,
+        _docs: &[DocRef],
+    ) -> Result<Vec<crate::search::ExactPostings>> {
         Ok(self.scan_exact_postings(query))
     }
 

@@ -345,9 +345,8 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
 
-    /// The standard, recency and decay profiles rank only the candidates whose bounds let them
-    /// reach the page (or decay's candidate list): a short page must be the scan's, which
-    /// scores every candidate.
+    /// Every profile ranks only the candidates whose bounds let them reach the page (or decay's
+    /// candidate list): a short page must be the scan's, which scores every candidate.
     #[test]
     fn a_bounded_page_answers_as_a_scan(
         // More records than a page, from a small vocabulary: many ties in relevance, told
@@ -364,7 +363,7 @@ proptest! {
             }),
         query in text(4),
         limit in 1usize..4,
-        profile in prop::sample::select(&["standard", "decay", "recency"][..]),
+        profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
         extras in prop::collection::vec(
             prop_oneof![
                 Just(("include-superseded", "true".to_string())),

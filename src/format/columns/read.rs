@@ -293,6 +293,24 @@ impl Columns {
         Ok((self.created_at_of(&r)?, self.pinned_of(&r)?))
     }
 
+    /// The token count of each field group of row `r`.
+    fn group_lengths_of(&self, r: &CheckedRow<'_>) -> Result<[u32; GROUP_COUNT]> {
+        let mut group_lengths = [0u32; GROUP_COUNT];
+        for (g, len) in group_lengths.iter_mut().enumerate() {
+            let value = self.value(r, GROUPS + g)?;
+            *len = u32::try_from(value).map_err(|_| {
+                self.file
+                    .corrupt(format!("row {} has group length {value}", r.doc))
+            })?;
+        }
+        Ok(group_lengths)
+    }
+
+    /// The token count of each field group of record `doc` (what `bm25f` normalizes by).
+    pub fn group_lengths(&self, doc: u32) -> Result<[u32; GROUP_COUNT]> {
+        self.group_lengths_of(&self.checked_row(doc)?)
+    }
+
     /// Whether record `doc` is pinned.
     pub fn pinned(&self, doc: u32) -> Result<bool> {
         self.pinned_of(&self.checked_row(doc)?)
@@ -309,12 +327,7 @@ impl Columns {
             .and_then(|i| self.types.get(i))
             .ok_or_else(|| corrupt(format!("has memory type {type_index}, which is unknown")))?;
         let pinned = self.pinned_of(&r)?;
-        let mut group_lengths = [0u32; GROUP_COUNT];
-        for (g, len) in group_lengths.iter_mut().enumerate() {
-            let value = self.value(&r, GROUPS + g)?;
-            *len =
-                u32::try_from(value).map_err(|_| corrupt(format!("has group length {value}")))?;
-        }
+        let group_lengths = self.group_lengths_of(&r)?;
         let (id, supersedes) = self.strings_of(&r)?;
         fn utf8(bytes: &[u8], error: impl FnOnce() -> Error) -> Result<&str> {
             std::str::from_utf8(bytes).map_err(|_| error())

@@ -1,9 +1,10 @@
 //! Candidates from the memory-mapped index, by job: the [`Source`] wiring (this file),
-//! term-at-a-time accumulation per segment (`accumulate`), the standard profile's top-k under
-//! bounds (`top`), and FST expansion with the filter and phrase bitmaps (`terms`). The log's
+//! term-at-a-time accumulation per segment (`accumulate`), the top-k of the orders bounded by
+//! relevance (`top`) and of `bm25f` (`bm25f_top`), and FST expansion with the filter and phrase bitmaps (`terms`). The log's
 //! records are one more segment (held in memory), read like the others.
 
 mod accumulate;
+mod bm25f_top;
 mod terms;
 mod top;
 
@@ -60,7 +61,11 @@ impl Source for IndexSource<'_> {
         limit: usize,
         order: &TopOrder<'_>,
     ) -> Result<Option<Matched<'_>>> {
-        self.top_impl(query, filters, limit, order).map(Some)
+        match order {
+            TopOrder::Bm25f { settings } => self.bm25f_top(query, filters, limit, settings),
+            _ => self.top_impl(query, filters, limit, order),
+        }
+        .map(Some)
     }
 
     fn stored(&self, doc: DocRef) -> Result<crate::format::codec::StoredRecord> {
@@ -103,8 +108,12 @@ impl Source for IndexSource<'_> {
         index_statistics::collection(self.index)
     }
 
-    fn exact_postings(&self, query: &PreparedQuery) -> Result<Vec<crate::search::ExactPostings>> {
-        index_statistics::exact_postings(self.index, query)
+    fn exact_postings(
+        &self,
+        query: &PreparedQuery,
+        docs: &[DocRef],
+    ) -> Result<Vec<crate::search::ExactPostings>> {
+        index_statistics::exact_postings(self.index, query, docs)
     }
 
     fn entity_known(&self, name: &str) -> Result<bool> {

@@ -26,13 +26,13 @@ use super::IndexSource;
 /// The standard relevance and level by table: the coverage and its multiplier for each number
 /// of matched tokens, computed once per query by [`standard::relevance`] itself, so that every
 /// value is bit for bit the one it computes.
-struct Scorer {
+pub(super) struct Scorer {
     coverage: Vec<f64>,
     multiplier: Vec<f64>,
 }
 
 impl Scorer {
-    fn new(token_count: u32) -> Scorer {
+    pub(super) fn new(token_count: u32) -> Scorer {
         let parts: Vec<standard::Relevance> = (0..=token_count)
             .map(|k| standard::relevance(0, false, k, token_count))
             .collect();
@@ -62,7 +62,7 @@ impl Scorer {
 /// tokens + 1) + matched tokens`, and with or without the phrase as one *slot*, `2 × key +
 /// phrase`: a record's evidence is looked up in these tables instead of being scored, and a
 /// segment is surveyed by a histogram over slots.
-struct Keys {
+pub(super) struct Keys {
     /// Relevance (before feedback) and level, by slot.
     relevance: Vec<f64>,
     level: Vec<MatchLevel>,
@@ -71,7 +71,7 @@ struct Keys {
 }
 
 impl Keys {
-    fn new(scorer: &Scorer, token_count: u32) -> Keys {
+    pub(super) fn new(scorer: &Scorer, token_count: u32) -> Keys {
         let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
         let slots = 2 * (most as usize + 1) * (token_count as usize + 1);
         let mut relevance = Vec::with_capacity(slots);
@@ -168,7 +168,7 @@ enum Extra {
 
 /// Bounds compared with a floor computed by other arithmetic keep this much slack, so that
 /// rounding never drops a record that ties the floor.
-const SLACK: f64 = 1e-9;
+pub(super) const SLACK: f64 = 1e-9;
 
 impl Ranker<'_> {
     fn score(&self, field_sum: u32, matched: u32, phrase: bool, extra: Extra) -> f64 {
@@ -203,7 +203,8 @@ impl Ranker<'_> {
     /// record unread.
     fn lower(&self, r: f64) -> f64 {
         match self.order {
-            TopOrder::Standard => r + FEEDBACK_MIN,
+            // (bm25f is ranked by `bm25f_top`, never by relevance.)
+            TopOrder::Standard | TopOrder::Bm25f { .. } => r + FEEDBACK_MIN,
             TopOrder::Relevance { .. } => r,
             TopOrder::Recency { settings, .. } => {
                 // recency ∈ [0, 1]: the age is never negative.
@@ -216,7 +217,7 @@ impl Ranker<'_> {
     /// pinned or not, its record unread.
     fn upper(&self, r: f64, pinned: bool) -> f64 {
         match self.order {
-            TopOrder::Standard => r + FEEDBACK_MAX,
+            TopOrder::Standard | TopOrder::Bm25f { .. } => r + FEEDBACK_MAX,
             TopOrder::Relevance { .. } => r,
             TopOrder::Recency { settings, .. } => {
                 let pin = if pinned { settings.pin_bonus } else { 0.0 };
@@ -238,17 +239,17 @@ impl Ranker<'_> {
 /// A candidate of [`IndexSource::top_impl`]: its match evidence and what its score reads of
 /// its record, before anything else of it is read.
 #[derive(Debug, Clone, Copy)]
-struct Candidate {
-    segment: u32,
-    doc: u32,
+pub(super) struct Candidate {
+    pub(super) segment: u32,
+    pub(super) doc: u32,
     /// `None` while the phrase may occur and the text has not been checked.
-    phrase: Option<bool>,
+    pub(super) phrase: Option<bool>,
     /// Kept whatever its score: it supersedes a record or is superseded by a candidate (or,
     /// for recency, is superseded at all, or holds the best relevance).
-    involved: bool,
+    pub(super) involved: bool,
     /// The scores without and with the phrase, in the order's own formula (computed once:
     /// recency's takes a power).
-    scores: [f64; 2],
+    pub(super) scores: [f64; 2],
 }
 
 impl PhraseBound for Candidate {
@@ -321,7 +322,7 @@ impl Candidate {
 impl<'a> IndexSource<'a> {
     /// The records of each segment in a supersession relation with a candidate: those naming
     /// a target (whether or not it is a candidate) and those some candidate names.
-    fn involvement(&self, matches: &[SegmentMatch<'a>]) -> Result<Vec<RoaringBitmap>> {
+    pub(super) fn involvement(&self, matches: &[SegmentMatch<'a>]) -> Result<Vec<RoaringBitmap>> {
         let mut involved = Vec::with_capacity(matches.len());
         let mut targets: Vec<&'a str> = Vec::new();
         for m in matches {
@@ -402,7 +403,7 @@ impl<'a> IndexSource<'a> {
         kept.into_iter()
             .map(|(doc, phrase, involved)| {
                 let extra = match ranker.order {
-                    TopOrder::Standard => {
+                    TopOrder::Standard | TopOrder::Bm25f { .. } => {
                         let mut feedback = columns.feedback(doc)?;
                         if let Some(more) = added.get(&doc) {
                             feedback.merge(more);
@@ -540,7 +541,7 @@ impl<'a> IndexSource<'a> {
                     left_out: superseded,
                     superseded: RoaringBitmap::new(),
                 },
-                TopOrder::Standard => Sets {
+                TopOrder::Standard | TopOrder::Bm25f { .. } => Sets {
                     involved,
                     left_out: RoaringBitmap::new(),
                     superseded,
@@ -617,7 +618,7 @@ impl<'a> IndexSource<'a> {
     }
 
     /// Every segment's accumulated match, in parallel.
-    fn segment_matches(
+    pub(super) fn segment_matches(
         &self,
         query: &PreparedQuery,
         filters: &Filters,
@@ -632,7 +633,7 @@ impl<'a> IndexSource<'a> {
 
     /// The counts of every candidate's level: from the surveys, with the phrase checked for the
     /// records whose level depends on it (returned per segment, by record number).
-    fn count_levels(
+    pub(super) fn count_levels(
         &self,
         query: &PreparedQuery,
         matches: &[SegmentMatch<'a>],
@@ -668,7 +669,7 @@ impl<'a> IndexSource<'a> {
 
     /// The chosen candidates as hits, with the groups each token matched in them (for the
     /// breakdowns: looked up for these records only).
-    fn page_matched(
+    pub(super) fn page_matched(
         &self,
         matches: &[SegmentMatch<'a>],
         candidates: &[Candidate],
@@ -703,7 +704,7 @@ impl<'a> IndexSource<'a> {
 
 /// Positions in `candidates`, ascending, of the best `wanted` outside supersession relations by
 /// score then id, and of every one inside them. Ids are read only for the ties at the cut.
-fn page_positions(
+pub(super) fn page_positions(
     candidates: &[Candidate],
     matches: &[SegmentMatch<'_>],
     wanted: usize,
@@ -753,14 +754,14 @@ fn page_positions(
 }
 
 /// Phrases checked in one segment: (record number, found), ascending.
-type Checked = Vec<(u32, bool)>;
+pub(super) type Checked = Vec<(u32, bool)>;
 
 /// The feedback term lies strictly inside this range (SPEC §4).
-const FEEDBACK_MIN: f64 = -1.5;
-const FEEDBACK_MAX: f64 = 2.5;
+pub(super) const FEEDBACK_MIN: f64 = -1.5;
+pub(super) const FEEDBACK_MAX: f64 = 2.5;
 
 /// One pass over a segment's candidates, from the accumulated sums alone.
-struct Survey {
+pub(super) struct Survey {
     /// Candidates counted, with the levels that do not depend on the phrase.
     counts: Counts,
     /// Candidates whose level depends on whether the phrase occurs, ascending.
@@ -774,16 +775,16 @@ struct Survey {
 }
 
 /// One segment's records that [`IndexSource::top_impl`] treats apart from their score.
-struct Sets {
+pub(super) struct Sets {
     /// Kept whatever their score, and no part of the bound.
-    involved: RoaringBitmap,
+    pub(super) involved: RoaringBitmap,
     /// Never kept.
-    left_out: RoaringBitmap,
+    pub(super) left_out: RoaringBitmap,
     /// The candidates some live record supersedes (read by recency only).
-    superseded: RoaringBitmap,
+    pub(super) superseded: RoaringBitmap,
 }
 
-fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usize) -> Survey {
+pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usize) -> Survey {
     // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
     let mut histogram = vec![0u32; keys.slots()];
     let mut level_depends = Vec::new();
