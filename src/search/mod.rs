@@ -149,23 +149,30 @@ pub(crate) trait Source: Sync {
     fn entity_known(&self, name: &str) -> Result<bool>;
 }
 
-/// The orders [`Source::top`] can rank by without scoring every candidate: the candidate's
-/// relevance turned into a score by values of its own record, whose range is known before they
-/// are read — or for `bm25f`, a sum over the query's terms.
+/// The orders [`Source::top`] can rank by without scoring every candidate.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum TopOrder<'s> {
+    /// A candidate's relevance turned into its score by values of its own record, whose range
+    /// is known before they are read.
+    Bounded(BoundedOrder<'s>),
+    /// The `bm25f` score plus feedback (SPEC §5.3): a sum over the query's terms, bounded term
+    /// by term.
+    Bm25f { settings: &'s Bm25fSettings },
+}
+
+/// The orders bounded by relevance (see [`TopOrder::Bounded`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BoundedOrder<'s> {
     /// The standard score, relevance + feedback (SPEC §4).
     Standard,
-    /// Relevance alone, superseded records left out unless `include_superseded`: `decay`'s
-    /// candidate list (SPEC §5.1), `limit` being its `--candidates`.
-    Relevance { include_superseded: bool },
+    /// `decay`'s candidate list (SPEC §5.1): relevance alone, superseded records left out
+    /// unless `include_superseded`; the `limit` of [`Source::top`] is its `--candidates`.
+    DecayCandidates { include_superseded: bool },
     /// The recency score (SPEC §5.2) at `now` (unix seconds, nanoseconds).
     Recency {
         settings: &'s RecencySettings,
         now: (i64, u32),
     },
-    /// The `bm25f` score plus feedback (SPEC §5.3), bounded by term instead.
-    Bm25f { settings: &'s Bm25fSettings },
 }
 
 /// The column values of one record that profiles need.

@@ -27,8 +27,8 @@ use crate::search::respond::{self, Standing};
 use crate::search::response::{Counts, SearchResponse};
 use crate::search::standard::{self, MatchLevel};
 use crate::search::{
-    by_created_desc_then_id, sort_by_score, standard_score, Context, DocRef, Hit, Matched, Source,
-    TopOrder, DEFAULT_SETTINGS,
+    by_created_desc_then_id, sort_by_score, standard_score, BoundedOrder, Context, DocRef, Hit,
+    Matched, Source, TopOrder, DEFAULT_SETTINGS,
 };
 use crate::settings::Settings;
 
@@ -148,13 +148,13 @@ fn prepare<'r>(
     let top = match request.profile {
         _ if !bounded || request.explain.is_some() || empty => None,
         Profile::Standard if request.candidates.is_none() => {
-            Some((TopOrder::Standard, request.limit))
+            Some((TopOrder::Bounded(BoundedOrder::Standard), request.limit))
         }
         Profile::Recency if request.candidates.is_none() => Some((
-            TopOrder::Recency {
+            TopOrder::Bounded(BoundedOrder::Recency {
                 settings: &settings.recency,
                 now: (now.unix_seconds(), now.subsec_nanos()),
-            },
+            }),
             request.limit,
         )),
         Profile::Bm25f if request.candidates.is_none() => Some((
@@ -164,9 +164,9 @@ fn prepare<'r>(
             request.limit,
         )),
         Profile::Decay => Some((
-            TopOrder::Relevance {
+            TopOrder::Bounded(BoundedOrder::DecayCandidates {
                 include_superseded: request.include_superseded,
-            },
+            }),
             request.candidates.unwrap_or(settings.decay.candidates),
         )),
         Profile::Standard | Profile::Recency | Profile::Bm25f => None,
@@ -242,7 +242,10 @@ fn standard_scores<'a>(
     counts: &mut Counts,
 ) -> Vec<Ranked<'a>> {
     let (empty, token_count) = (plan.empty, plan.token_count);
-    let standard_top = matches!(plan.top, Some((TopOrder::Standard, _)));
+    let standard_top = matches!(
+        plan.top,
+        Some((TopOrder::Bounded(BoundedOrder::Standard), _))
+    );
     if !standard_top || precounted.is_none() {
         let ranked: Vec<Ranked<'_>> = hits
             .par_iter()

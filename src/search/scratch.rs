@@ -50,6 +50,8 @@ impl<T: Copy + Default> Pool<T> {
 /// Pools of the arrays the index source uses.
 pub(crate) static WORDS: Pool<u64> = Pool::new();
 pub(crate) static MASKS: Pool<u16> = Pool::new();
+pub(crate) static FLOATS: Pool<f64> = Pool::new();
+pub(crate) static COUNTS: Pool<u32> = Pool::new();
 
 #[cfg(test)]
 mod tests {

@@ -63,7 +63,7 @@ impl Source for IndexSource<'_> {
     ) -> Result<Option<Matched<'_>>> {
         match order {
             TopOrder::Bm25f { settings } => self.bm25f_top(query, filters, limit, settings),
-            _ => self.top_impl(query, filters, limit, order),
+            TopOrder::Bounded(order) => self.top_impl(query, filters, limit, order),
         }
         .map(Some)
     }

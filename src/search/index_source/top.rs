@@ -1,4 +1,4 @@
-//! The first page of an order bounded by relevance ([`TopOrder`]: the standard score, decay's
+//! The first page of an order bounded by relevance ([`BoundedOrder`]: the standard score, decay's
 //! candidate list, the recency score) without scoring every candidate: slots and histograms
 //! over the accumulated sums, bounds on what can reach the page, and the phrase checks and
 //! column reads only where they can change it.
@@ -16,7 +16,7 @@ use crate::search::profiles::recency::{self, RecencyInput};
 use crate::search::query::PreparedQuery;
 use crate::search::response::Counts;
 use crate::search::standard::{self, MatchLevel};
-use crate::search::{standard_parts, DocRef, Matched, Source, TopOrder};
+use crate::search::{scratch, standard_parts, BoundedOrder, DocRef, Matched, Source};
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
 
@@ -63,34 +63,38 @@ impl Scorer {
 /// phrase`: a record's evidence is looked up in these tables instead of being scored, and a
 /// segment is surveyed by a histogram over slots.
 pub(super) struct Keys {
-    /// Relevance (before feedback) and level, by slot.
+    /// Relevance (before feedback), by slot (an array reused from search to search: at 30
+    /// tokens the table has some 80,000 slots).
     relevance: Vec<f64>,
-    level: Vec<MatchLevel>,
-    /// The slots by relevance, best first.
-    order: Vec<u32>,
+    /// The coverage for each number of matched tokens, and the query tokens + 1.
+    coverage: Vec<f64>,
+    stride: usize,
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        scratch::FLOATS.give(std::mem::take(&mut self.relevance));
+    }
 }
 
 impl Keys {
     pub(super) fn new(scorer: &Scorer, token_count: u32) -> Keys {
         let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
         let slots = 2 * (most as usize + 1) * (token_count as usize + 1);
-        let mut relevance = Vec::with_capacity(slots);
-        let mut level = Vec::with_capacity(slots);
+        let mut relevance = scratch::FLOATS.take(slots);
+        let mut at = 0;
         for field_sum in 0..=most {
             for matched in 0..=token_count {
                 for phrase in [false, true] {
-                    let (r, l) = scorer.relevance(field_sum, phrase, matched);
-                    relevance.push(r);
-                    level.push(l);
+                    relevance[at] = scorer.relevance(field_sum, phrase, matched).0;
+                    at += 1;
                 }
             }
         }
-        let mut order: Vec<u32> = (0..slots as u32).collect();
-        order.sort_by(|&a, &b| relevance[b as usize].total_cmp(&relevance[a as usize]));
         Keys {
             relevance,
-            level,
-            order,
+            coverage: scorer.coverage.clone(),
+            stride: token_count as usize + 1,
         }
     }
 
@@ -105,9 +109,15 @@ impl Keys {
         2 * (sums >> 32) as usize + usize::from(phrase)
     }
 
+    /// The match level of `slot` (as [`Scorer::relevance`] gives it).
+    fn level(&self, slot: usize) -> MatchLevel {
+        let matched = (slot / 2) % self.stride;
+        standard::match_level(self.coverage[matched], self.relevance[slot])
+    }
+
     /// Whether the phrase changes the level of the key of `slot`.
     fn depends(&self, slot: usize) -> bool {
-        self.level[slot & !1] != self.level[slot | 1]
+        self.level(slot & !1) != self.level(slot | 1)
     }
 }
 
@@ -141,11 +151,11 @@ impl Reach {
     }
 }
 
-/// How a candidate scores in the order of a [`TopOrder`]: exactly, from its relevance and the
+/// How a candidate scores in the order of a [`BoundedOrder`]: exactly, from its relevance and the
 /// values of its record (by the profile's own formula, so that the order is the pipeline's bit
 /// for bit), and within bounds from its relevance alone.
 struct Ranker<'s> {
-    order: TopOrder<'s>,
+    order: BoundedOrder<'s>,
     token_count: u32,
     /// The best relevance of every candidate (recency's r_max; 0 for the other orders).
     r_max: f64,
@@ -174,11 +184,11 @@ impl Ranker<'_> {
     fn score(&self, field_sum: u32, matched: u32, phrase: bool, extra: Extra) -> f64 {
         let token_count = self.token_count;
         match (self.order, extra) {
-            (TopOrder::Standard, Extra::Feedback(feedback)) => {
+            (BoundedOrder::Standard, Extra::Feedback(feedback)) => {
                 standard_parts(field_sum, matched, phrase, token_count, feedback).0
             }
             (
-                TopOrder::Recency { settings, now },
+                BoundedOrder::Recency { settings, now },
                 Extra::Recency {
                     created_at,
                     pinned,
@@ -204,9 +214,9 @@ impl Ranker<'_> {
     fn lower(&self, r: f64) -> f64 {
         match self.order {
             // (bm25f is ranked by `bm25f_top`, never by relevance.)
-            TopOrder::Standard | TopOrder::Bm25f { .. } => r + FEEDBACK_MIN,
-            TopOrder::Relevance { .. } => r,
-            TopOrder::Recency { settings, .. } => {
+            BoundedOrder::Standard => r + FEEDBACK_MIN,
+            BoundedOrder::DecayCandidates { .. } => r,
+            BoundedOrder::Recency { settings, .. } => {
                 // recency ∈ [0, 1]: the age is never negative.
                 self.text(r) + settings.weight.min(0.0) + settings.pin_bonus.min(0.0)
             }
@@ -217,9 +227,9 @@ impl Ranker<'_> {
     /// pinned or not, its record unread.
     fn upper(&self, r: f64, pinned: bool) -> f64 {
         match self.order {
-            TopOrder::Standard | TopOrder::Bm25f { .. } => r + FEEDBACK_MAX,
-            TopOrder::Relevance { .. } => r,
-            TopOrder::Recency { settings, .. } => {
+            BoundedOrder::Standard => r + FEEDBACK_MAX,
+            BoundedOrder::DecayCandidates { .. } => r,
+            BoundedOrder::Recency { settings, .. } => {
                 let pin = if pinned { settings.pin_bonus } else { 0.0 };
                 self.text(r) + settings.weight.max(0.0) + pin.max(0.0)
             }
@@ -367,7 +377,7 @@ impl<'a> IndexSource<'a> {
         // records kept whose phrase was checked take the bound their text gives.
         let involved = &sets.involved;
         let pinned = match ranker.order {
-            TopOrder::Recency { .. } => Some(m.segment.pinned()?),
+            BoundedOrder::Recency { .. } => Some(m.segment.pinned()?),
             _ => None,
         };
         let is_pinned = |doc: u32| pinned.is_some_and(|p| p.contains(doc));
@@ -403,15 +413,15 @@ impl<'a> IndexSource<'a> {
         kept.into_iter()
             .map(|(doc, phrase, involved)| {
                 let extra = match ranker.order {
-                    TopOrder::Standard | TopOrder::Bm25f { .. } => {
+                    BoundedOrder::Standard => {
                         let mut feedback = columns.feedback(doc)?;
                         if let Some(more) = added.get(&doc) {
                             feedback.merge(more);
                         }
                         Extra::Feedback(standard::feedback_score(&feedback))
                     }
-                    TopOrder::Relevance { .. } => Extra::Nothing,
-                    TopOrder::Recency { .. } => {
+                    BoundedOrder::DecayCandidates { .. } => Extra::Nothing,
+                    BoundedOrder::Recency { .. } => {
                         let (created_at, pinned) = columns.recency(doc)?;
                         Extra::Recency {
                             created_at,
@@ -435,7 +445,7 @@ impl<'a> IndexSource<'a> {
         query: &PreparedQuery,
         filters: &Filters,
         limit: usize,
-        order: &TopOrder<'_>,
+        order: &BoundedOrder<'_>,
     ) -> Result<Matched<'a>> {
         let token_count = query.tokens.len() as u32;
         let keys = Keys::new(&Scorer::new(token_count), token_count);
@@ -462,7 +472,7 @@ impl<'a> IndexSource<'a> {
             token_count,
             r_max: 0.0,
         };
-        if let TopOrder::Recency { .. } = order {
+        if let BoundedOrder::Recency { .. } = order {
             // The recency score divides by the best relevance: it is found exactly, and its
             // record is kept so that the pipeline finds it too.
             if let Some((r_max, best)) =
@@ -514,16 +524,16 @@ impl<'a> IndexSource<'a> {
     /// candidate (supersession may lower their scores after ranking), recency also every
     /// superseded record (its penalty is not bounded like the rest); decay's candidate list
     /// leaves superseded records out unless they are included.
-    fn sets(&self, matches: &[SegmentMatch<'a>], order: &TopOrder<'_>) -> Result<Vec<Sets>> {
+    fn sets(&self, matches: &[SegmentMatch<'a>], order: &BoundedOrder<'_>) -> Result<Vec<Sets>> {
         let superseded = match order {
-            TopOrder::Standard
-            | TopOrder::Relevance {
+            BoundedOrder::Standard
+            | BoundedOrder::DecayCandidates {
                 include_superseded: true,
             } => None,
             _ => Some(self.superseded(matches)?),
         };
         let involved = match order {
-            TopOrder::Relevance { .. } => vec![RoaringBitmap::new(); matches.len()],
+            BoundedOrder::DecayCandidates { .. } => vec![RoaringBitmap::new(); matches.len()],
             _ => self.involvement(matches)?,
         };
         let superseded = superseded.unwrap_or_else(|| vec![RoaringBitmap::new(); matches.len()]);
@@ -531,17 +541,17 @@ impl<'a> IndexSource<'a> {
             .into_iter()
             .zip(superseded)
             .map(|(involved, superseded)| match order {
-                TopOrder::Recency { .. } => Sets {
+                BoundedOrder::Recency { .. } => Sets {
                     involved: &involved | &superseded,
                     left_out: RoaringBitmap::new(),
                     superseded,
                 },
-                TopOrder::Relevance { .. } => Sets {
+                BoundedOrder::DecayCandidates { .. } => Sets {
                     involved,
                     left_out: superseded,
                     superseded: RoaringBitmap::new(),
                 },
-                TopOrder::Standard | TopOrder::Bm25f { .. } => Sets {
+                BoundedOrder::Standard => Sets {
                     involved,
                     left_out: RoaringBitmap::new(),
                     superseded,
@@ -786,7 +796,7 @@ pub(super) struct Sets {
 
 pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usize) -> Survey {
     // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
-    let mut histogram = vec![0u32; keys.slots()];
+    let mut histogram = scratch::COUNTS.take(keys.slots());
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
@@ -807,7 +817,7 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
         counts.candidates += count as usize;
         // Unless exact, the phrase is known only where it does not change the level.
         if slot % 2 == 0 || exact || !keys.depends(slot) {
-            counts.add_many(keys.level[slot], count as usize);
+            counts.add_many(keys.level(slot), count as usize);
         }
     }
     // The best `wanted` lower bounds of relevance outside supersession relations: with the
@@ -818,20 +828,31 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
     for doc in &sets.involved {
         chunk_best[doc as usize / 64] = f64::INFINITY;
     }
+    // Only the slots some candidate holds are ordered (a few hundred of the table's
+    // thousands).
+    let mut held: Vec<(f64, u32)> = Vec::new();
+    if wanted > 0 {
+        for slot in 0..histogram.len() {
+            let count = match (exact, slot % 2) {
+                (true, _) => histogram[slot],
+                (false, 0) => histogram[slot] + histogram[slot + 1],
+                (false, _) => continue,
+            };
+            if count > 0 {
+                held.push((keys.relevance[slot], count));
+            }
+        }
+        held.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    }
     let mut best = Vec::with_capacity(wanted);
-    for &slot in &keys.order {
+    for (relevance, count) in held {
         if best.len() == wanted {
             break;
         }
-        let slot = slot as usize;
-        let count = match (exact, slot % 2) {
-            (true, _) => histogram[slot],
-            (false, 0) => histogram[slot] + histogram[slot + 1],
-            (false, _) => continue,
-        };
         let take = (count as usize).min(wanted - best.len());
-        best.extend(std::iter::repeat_n(keys.relevance[slot].to_bits(), take));
+        best.extend(std::iter::repeat_n(relevance.to_bits(), take));
     }
+    scratch::COUNTS.give(histogram);
     Survey {
         counts,
         level_depends,
