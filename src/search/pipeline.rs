@@ -64,6 +64,7 @@ pub(crate) fn execute(
             settings: plan.settings,
             query: &plan.query,
             now: (plan.now.unix_seconds(), plan.now.subsec_nanos()),
+            records: ranking::Decoded::default(),
         };
         let mut ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
         post_steps(&step, &plan, &mut ranked, &mut removed, counts.candidates)?;

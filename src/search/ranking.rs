@@ -8,10 +8,12 @@ use crate::search::breakdown::{
     DecayBreakdown, ProfileBreakdown, RecencyBreakdown, RerankBreakdown, ScoreBreakdown,
 };
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
 use crate::search::entities::{occurs_in, query_entities};
 use crate::search::mmr::{content_prefix, demotion, near_duplicates};
@@ -113,6 +115,28 @@ pub(crate) struct Step<'s> {
     pub query: &'s PreparedQuery,
     /// The reference time as (unix seconds, nanoseconds).
     pub now: (i64, u32),
+    /// Records decoded by one pass and read again by a later one (decay's entity check, then
+    /// MMR's content prefix): each candidate's record is decoded once per search.
+    pub records: Decoded,
+}
+
+/// The stored records a search has decoded, by where they live.
+#[derive(Default)]
+pub(crate) struct Decoded(Mutex<HashMap<DocRef, Arc<StoredRecord>>>);
+
+impl Decoded {
+    /// The record at `doc`, decoded on first use (outside the lock).
+    fn get(&self, source: &dyn Source, doc: DocRef) -> Result<Arc<StoredRecord>> {
+        let known = self.0.lock().ok().and_then(|map| map.get(&doc).cloned());
+        if let Some(record) = known {
+            return Ok(record);
+        }
+        let record = Arc::new(source.stored(doc)?);
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(doc, Arc::clone(&record));
+        }
+        Ok(record)
+    }
 }
 
 fn best_relevance(ranked: &[Ranked<'_>]) -> f64 {
@@ -176,7 +200,7 @@ impl Step<'_> {
             let entity_occurs = if entities.is_empty() {
                 false
             } else {
-                let stored = self.source.stored(r.hit.doc)?;
+                let stored = self.records.get(self.source, r.hit.doc)?;
                 let content = stored.record.content().to_lowercase();
                 entities
                     .iter()
@@ -346,7 +370,7 @@ impl Step<'_> {
         let prefixes = ranked
             .par_iter()
             .map(|r| -> Result<String> {
-                let stored = self.source.stored(r.hit.doc)?;
+                let stored = self.records.get(self.source, r.hit.doc)?;
                 Ok(content_prefix(&stored.record.content(), chars))
             })
             .collect::<Result<Vec<_>>>()?;
