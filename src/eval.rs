@@ -279,6 +279,7 @@ pub fn run_beir(options: &BeirOptions) -> Result<EvalReport> {
             segment_records: 0,
             spill_records: 0,
             replace: false,
+            shard: None,
         },
     )?;
     let build_seconds = started.elapsed().as_secs_f64();

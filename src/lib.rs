@@ -148,7 +148,7 @@ pub use handle::writer::{
     CompactReport, DeleteReport, DuplicateWarning, FeedbackCounts, FeedbackReport, IndexWriter,
     RecordReport,
 };
-pub use index::{BuildOptions, BuildReport, FileStats, Index, SkippedRecord, Stats};
+pub use index::{BuildOptions, BuildReport, FileStats, Index, Shard, SkippedRecord, Stats};
 pub use progress::{OnProgress, Progress};
 pub use record::{Feedback, LocatedRecord, Outcome, Record, Timestamp};
 pub use schema::FieldGroup;
@@ -163,5 +163,6 @@ pub use search::request::{Backend, Profile, SearchRequest};
 pub use search::response::{
     BackendUsed, Counts, Explain, ExplainStatus, FilterKind, SearchResponse, SearchResult,
 };
+pub use search::shards;
 pub use search::standard::MatchLevel;
 pub use text::Analyzer;

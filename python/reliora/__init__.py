@@ -433,7 +433,7 @@ class Index:
             inputs = [inputs]
         paths = [os.fspath(p) for p in inputs]
         specs = _field_map_specs(field_map)
-        return BuildReport(json.loads(_reliora.build(os.fspath(path), paths, specs, stem, skip_invalid, replace)))
+        return BuildReport(json.loads(_reliora.build(os.fspath(path), paths, specs, stem, skip_invalid, replace, None)))
 
     @property
     def path(self) -> str:

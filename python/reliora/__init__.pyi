@@ -56,6 +56,30 @@ __version__: str
 
 StrPath = Union[str, os.PathLike[str]]
 
+def _field_map_specs(field_map: Mapping[str, str] | Iterable[str] | None) -> list[str]:
+    """Field-map renames as ``SRC=DST`` specs (used by ``reliora.distributed``)."""
+
+def _search_options(
+    limit: int,
+    profile: str,
+    tags: str | Iterable[str],
+    project_context: str | None,
+    type: str | None,
+    now: datetime.datetime | str | None,
+    min_score: float | None,
+    explain: str | None,
+    full: bool,
+    include_superseded: bool,
+    candidates: int | None,
+    mmr: bool | None,
+    token_budget: int | None,
+    entities: str | Iterable[str],
+    rerank: Mapping[str, float] | None,
+    backend: str,
+    config: StrPath | None,
+) -> list[tuple[str, str | None]]:
+    """Search keyword arguments as command-line options (used by ``reliora.distributed``)."""
+
 class _Report:
     """A library answer with :meth:`to_dict`, the command line's JSON."""
 

@@ -13,7 +13,11 @@ use rayon::prelude::*;
 use reliora::eval::{beir_field_map, run_beir, BeirOptions};
 use reliora::record::input::FieldMap;
 use reliora::record::{parse_record_text, Outcome};
-use reliora::{BuildOptions, Error, Index, IndexReader, IndexWriter, SearchRequest};
+use reliora::shards::{self, CollectionStatistics, Merged, ShardCandidates, ShardQuery};
+use reliora::{
+    BuildOptions, DuplicateWarning, Error, ErrorCode, Index, IndexReader, IndexWriter,
+    SearchRequest, Shard,
+};
 use serde::Serialize;
 
 /// Search options as `(name, value)` pairs: a command-line flag name without its dashes
@@ -71,6 +75,7 @@ pub fn build(
     stem: bool,
     skip_invalid: bool,
     replace: bool,
+    shard: Option<(u32, u32)>,
 ) -> Result<String> {
     let options = BuildOptions {
         inputs,
@@ -78,6 +83,7 @@ pub fn build(
         skip_invalid,
         stem,
         replace,
+        shard: shard.map(|(index, count)| Shard { index, count }),
         ..BuildOptions::default()
     };
     Ok(json(&Index::build(dir, &options)?))
@@ -123,6 +129,31 @@ impl Reader {
             .collect()
     }
 
+    /// SPEC §6.1 `supersededBy` of this index's superseded ids, as a JSON object.
+    pub fn superseded_by(&self) -> Result<String> {
+        Ok(json(&self.searcher.index()?.superseded_by()?))
+    }
+
+    /// Phase one of a sharded search on this shard: its collection statistics as JSON.
+    pub fn collection_statistics(&self, query: &str, options: &Options) -> Result<String> {
+        let request = request(query, options)?;
+        let index = self.searcher.index()?;
+        Ok(index.collection_statistics(&request)?.to_json())
+    }
+
+    /// Phase two of a sharded search on this shard: its candidates as JSON.
+    pub fn shard_candidates(
+        &self,
+        query: &str,
+        options: &Options,
+        shard_query: &str,
+    ) -> Result<String> {
+        let request = request(query, options)?;
+        let shard_query = ShardQuery::from_json(shard_query)?;
+        let index = self.searcher.index()?;
+        Ok(index.shard_candidates(&request, &shard_query)?.to_json())
+    }
+
     /// The live record named by an id or a locator: its JSON and its locator.
     pub fn get(&self, id_or_locator: &str) -> Result<(String, String)> {
         let stored = self.searcher.get(id_or_locator)?;
@@ -134,6 +165,77 @@ impl Reader {
 pub fn record(dir: &Path, text: &str) -> Result<String> {
     let record = parse_record_text(text, "<record>", &FieldMap::new())?;
     Ok(json(&IndexWriter::new(dir).record(record)?))
+}
+
+/// The id of a record given as JSON text (as given, or derived from the object), to route it.
+pub fn record_id(text: &str) -> Result<String> {
+    Ok(parse_record_text(text, "<record>", &FieldMap::new())?.id)
+}
+
+/// The similar records `record` would be warned of in the index in `dir`, as JSON.
+pub fn similar(dir: &Path, text: &str) -> Result<String> {
+    let record = parse_record_text(text, "<record>", &FieldMap::new())?;
+    Ok(json(&IndexWriter::new(dir).similar(&record)?))
+}
+
+/// `record` reporting the warnings given (JSON, from [`similar`] on every shard) instead of
+/// searching; the report as JSON.
+pub fn record_with_warnings(dir: &Path, text: &str, warnings: &str) -> Result<String> {
+    let record = parse_record_text(text, "<record>", &FieldMap::new())?;
+    let warnings: Vec<DuplicateWarning> = serde_json::from_str(warnings)
+        .map_err(|e| Error::query(ErrorCode::InvalidOption, format!("malformed warnings: {e}")))?;
+    Ok(json(
+        &IndexWriter::new(dir).record_with_warnings(record, warnings)?,
+    ))
+}
+
+/// The shard of `count` that owns `id`.
+pub fn shard_of(id: &str, count: u32) -> u32 {
+    shards::shard_of(id, count)
+}
+
+/// The collection statistics of every shard (JSON each), added up (JSON).
+pub fn combine_statistics(parts: &[String]) -> Result<String> {
+    let parts = parts
+        .iter()
+        .map(|p| CollectionStatistics::from_json(p))
+        .collect::<reliora::Result<Vec<_>>>()?;
+    Ok(CollectionStatistics::combine(&parts).to_json())
+}
+
+/// The `supersededBy` maps of every shard (JSON objects), combined (JSON).
+pub fn combine_superseded_by(parts: &[String]) -> Result<String> {
+    let maps = parts
+        .iter()
+        .map(|p| serde_json::from_str(p))
+        .collect::<std::result::Result<Vec<std::collections::BTreeMap<String, String>>, _>>()
+        .map_err(|e| {
+            Error::query(
+                ErrorCode::InvalidOption,
+                format!("malformed supersededBy map: {e}"),
+            )
+        })?;
+    Ok(json(&shards::combine_superseded_by(&maps)))
+}
+
+/// Merges every shard's candidates (JSON, in shard order) for `query`: the response as JSON,
+/// or the shards to ask again deeper.
+pub fn merge(
+    query: &str,
+    options: &Options,
+    shard_query: &str,
+    parts: &[String],
+) -> Result<(Option<String>, Vec<usize>)> {
+    let request = request(query, options)?;
+    let shard_query = ShardQuery::from_json(shard_query)?;
+    let parts = parts
+        .iter()
+        .map(|p| ShardCandidates::from_json(p))
+        .collect::<reliora::Result<Vec<_>>>()?;
+    Ok(match shards::merge(&request, &shard_query, &parts)? {
+        Merged::Response(response) => (Some(json(&*response)), Vec::new()),
+        Merged::Deeper(deeper) => (None, deeper),
+    })
 }
 
 /// `reliora feedback ID --outcome OUTCOME`; the report as JSON.

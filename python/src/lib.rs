@@ -7,6 +7,9 @@
 //!
 //! No `unsafe` here beyond what the PyO3 macros generate.
 
+// Each #[pyfunction] mirrors a Python signature argument for argument (`build` has eight).
+#![allow(clippy::too_many_arguments)]
+
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -68,6 +71,35 @@ impl Reader {
             .map_err(|f| raise(py, f))
     }
 
+    /// SPEC §6.1 `supersededBy` of this index's superseded ids, as a JSON object.
+    fn superseded_by(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.inner.superseded_by())
+            .map_err(|f| raise(py, f))
+    }
+
+    /// Phase one of a sharded search on this shard: its collection statistics as JSON.
+    fn collection_statistics(
+        &self,
+        py: Python<'_>,
+        query: String,
+        options: Options,
+    ) -> PyResult<String> {
+        py.detach(|| self.inner.collection_statistics(&query, &options))
+            .map_err(|f| raise(py, f))
+    }
+
+    /// Phase two of a sharded search on this shard: its candidates as JSON.
+    fn shard_candidates(
+        &self,
+        py: Python<'_>,
+        query: String,
+        options: Options,
+        shard_query: String,
+    ) -> PyResult<String> {
+        py.detach(|| self.inner.shard_candidates(&query, &options, &shard_query))
+            .map_err(|f| raise(py, f))
+    }
+
     /// The live record named by an id or a locator: (record JSON, locator).
     fn get(&self, py: Python<'_>, id_or_locator: String) -> PyResult<(String, String)> {
         py.detach(|| self.inner.get(&id_or_locator))
@@ -85,8 +117,75 @@ fn build(
     stem: bool,
     skip_invalid: bool,
     replace: bool,
+    shard: Option<(u32, u32)>,
 ) -> PyResult<String> {
-    py.detach(|| engine::build(&path, inputs, &field_map, stem, skip_invalid, replace))
+    py.detach(|| {
+        engine::build(
+            &path,
+            inputs,
+            &field_map,
+            stem,
+            skip_invalid,
+            replace,
+            shard,
+        )
+    })
+    .map_err(|f| raise(py, f))
+}
+
+/// The id of a record given as JSON text, to route it to its shard.
+#[pyfunction]
+fn record_id(py: Python<'_>, text: String) -> PyResult<String> {
+    engine::record_id(&text).map_err(|f| raise(py, f))
+}
+
+/// The similar records a record would be warned of in one index: JSON.
+#[pyfunction]
+fn similar(py: Python<'_>, path: PathBuf, text: String) -> PyResult<String> {
+    py.detach(|| engine::similar(&path, &text))
+        .map_err(|f| raise(py, f))
+}
+
+/// Records one record reporting the warnings given (JSON) instead of searching: the report.
+#[pyfunction]
+fn record_with_warnings(
+    py: Python<'_>,
+    path: PathBuf,
+    text: String,
+    warnings: String,
+) -> PyResult<String> {
+    py.detach(|| engine::record_with_warnings(&path, &text, &warnings))
+        .map_err(|f| raise(py, f))
+}
+
+/// The shard of `count` that owns `id`.
+#[pyfunction]
+fn shard_of(id: &str, count: u32) -> u32 {
+    engine::shard_of(id, count)
+}
+
+/// Every shard's collection statistics (JSON), added up.
+#[pyfunction]
+fn combine_statistics(py: Python<'_>, parts: Vec<String>) -> PyResult<String> {
+    engine::combine_statistics(&parts).map_err(|f| raise(py, f))
+}
+
+/// Every shard's supersededBy map (JSON), combined.
+#[pyfunction]
+fn combine_superseded_by(py: Python<'_>, parts: Vec<String>) -> PyResult<String> {
+    engine::combine_superseded_by(&parts).map_err(|f| raise(py, f))
+}
+
+/// Merges the shards' candidates: (response JSON or None, shards to ask again deeper).
+#[pyfunction]
+fn merge(
+    py: Python<'_>,
+    query: String,
+    options: Options,
+    shard_query: String,
+    parts: Vec<String>,
+) -> PyResult<(Option<String>, Vec<usize>)> {
+    py.detach(|| engine::merge(&query, &options, &shard_query, &parts))
         .map_err(|f| raise(py, f))
 }
 
@@ -143,6 +242,13 @@ fn _reliora(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(delete, module)?)?;
     module.add_function(wrap_pyfunction!(compact, module)?)?;
     module.add_function(wrap_pyfunction!(eval_beir, module)?)?;
+    module.add_function(wrap_pyfunction!(record_id, module)?)?;
+    module.add_function(wrap_pyfunction!(similar, module)?)?;
+    module.add_function(wrap_pyfunction!(record_with_warnings, module)?)?;
+    module.add_function(wrap_pyfunction!(shard_of, module)?)?;
+    module.add_function(wrap_pyfunction!(combine_statistics, module)?)?;
+    module.add_function(wrap_pyfunction!(combine_superseded_by, module)?)?;
+    module.add_function(wrap_pyfunction!(merge, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

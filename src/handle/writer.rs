@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::writer::record_with;
@@ -26,10 +26,11 @@ pub const MAX_WARNINGS: usize = 3;
 
 /// A similar live record found when recording (SPEC §8).
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DuplicateWarning {
     /// Always `SIMILAR_EXPERIENCE_FOUND`.
+    #[serde(skip_deserializing, default = "similar_experience_found")]
     pub code: &'static str,
     /// The similar record's id.
     pub id: String,
@@ -41,6 +42,10 @@ pub struct DuplicateWarning {
     pub score: f64,
     /// Its title; `null` when it has none.
     pub title: Option<String>,
+}
+
+fn similar_experience_found() -> &'static str {
+    "SIMILAR_EXPERIENCE_FOUND"
 }
 
 /// What `record` did.
@@ -101,7 +106,7 @@ fn duplicate_warnings(index: &Index, record: &Record) -> Result<Vec<DuplicateWar
             let level = duplicate_level(record, &other, result.match_level, index.analyzer());
             if matches!(level, MatchLevel::Strong | MatchLevel::Moderate) {
                 warnings.push(DuplicateWarning {
-                    code: "SIMILAR_EXPERIENCE_FOUND",
+                    code: similar_experience_found(),
                     id: result.id.clone(),
                     locator: result.locator.clone(),
                     match_level: level,
@@ -221,6 +226,38 @@ impl IndexWriter {
     /// as warnings, which never block the save.
     pub fn record(&self, record: Record) -> Result<RecordReport> {
         self::record(&self.dir, record)
+    }
+
+    /// The similar live records `record` would be warned of here (SPEC §8), without writing:
+    /// for a collection split into shards, gather them from every shard, keep the first three
+    /// by score (descending) then id, and write with [`IndexWriter::record_with_warnings`] to
+    /// the shard that owns the id. No index yet: none.
+    pub fn similar(&self, record: &Record) -> Result<Vec<DuplicateWarning>> {
+        if !self
+            .dir
+            .join(crate::format::manifest::MANIFEST_NAME)
+            .exists()
+        {
+            return Ok(Vec::new());
+        }
+        duplicate_warnings(&Index::open(&self.dir)?, record)
+    }
+
+    /// Adds or replaces one record as [`IndexWriter::record`] does, reporting `warnings`
+    /// (found by [`IndexWriter::similar`], here or elsewhere) instead of searching this index.
+    pub fn record_with_warnings(
+        &self,
+        record: Record,
+        warnings: Vec<DuplicateWarning>,
+    ) -> Result<RecordReport> {
+        let appended = record_with(&self.dir, record, |_, _| Ok(warnings))?;
+        Ok(RecordReport {
+            id: appended.id,
+            locator: appended.locator,
+            replaced: appended.replaced,
+            warnings: appended.checked,
+            compaction: appended.compaction,
+        })
     }
 
     /// Validates a record given as a JSON object (SPEC §1) and records it. An invalid one is

@@ -57,6 +57,35 @@ pub struct BuildOptions {
     /// Build over an index that holds records written by `record` (they are dropped; the
     /// report says how many). Without it such a build refuses.
     pub replace: bool,
+    /// Build one shard of a sharded collection: only the records whose id
+    /// [`shard_of`] routes to it. Every shard reads all the inputs, so
+    /// duplicate ids (always routed together) and invalid records are found as in one build;
+    /// with `skip_invalid`, shard 0 alone reports the records skipped.
+    pub shard: Option<Shard>,
+}
+
+/// One shard of a collection split `count` ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: u32,
+    /// How many shards.
+    pub count: u32,
+}
+
+/// Whether the record with this id belongs in `shard` (every record does without one).
+fn in_shard(shard: Option<Shard>, id: &str) -> bool {
+    shard.is_none_or(|s| shard_of(id, s.count) == s.index)
+}
+
+/// The shard of `count` that holds the record with this id: the first eight bytes of the
+/// id's SHA-256, big-endian, modulo `count` (stable across versions, platforms and languages).
+pub fn shard_of(id: &str, count: u32) -> u32 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    (u64::from_be_bytes(first) % u64::from(count.max(1))) as u32
 }
 
 /// A record `build --skip-invalid` left out, and why.
@@ -233,9 +262,11 @@ impl Index {
                 &options.field_map,
                 options.skip_invalid,
                 |batch| {
-                    skipped.extend(batch.skipped.into_iter().map(SkippedRecord::from));
+                    if options.shard.is_none_or(|shard| shard.index == 0) {
+                        skipped.extend(batch.skipped.into_iter().map(SkippedRecord::from));
+                    }
                     for r in batch.records {
-                        if duplicate.is_some() {
+                        if duplicate.is_some() || !in_shard(options.shard, &r.record.id) {
                             continue;
                         }
                         if let Some(found) = first_seen(&mut ids, &r, written, &pending) {

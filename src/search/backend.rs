@@ -10,7 +10,7 @@ use crate::search::index_source::IndexSource;
 use crate::search::request::{Backend, SearchRequest};
 use crate::search::response::SearchResponse;
 use crate::search::scan::ScanSource;
-use crate::search::{execute, Context};
+use crate::search::{execute, Context, Source};
 
 // Searching is `search`'s job; the method sits on `Index` (a snapshot that knows nothing of
 // searching) so that `index.search(&request)` reads as users expect.
@@ -18,42 +18,56 @@ impl Index {
     /// Runs one search (SPEC §3–7).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
         let request = &*with_index_config(self, request)?;
-        let log_notice = self.log_damage_notice();
-        if request.backend == Backend::Scan {
-            let degraded = log_notice.is_some();
-            return scan_search(self, request, degraded, log_notice.into_iter().collect());
+        with_source(self, request, &|source, context| {
+            execute(source, request, context)
+        })
+    }
+}
+
+/// Runs `run` on the source `request` asks for: the index, or a scan of the stored records
+/// when `--backend scan` asks or the index is damaged (SPEC §9) — found at open or while
+/// searching it, then `run` starts over on the scan.
+pub(crate) fn with_source<T>(
+    index: &Index,
+    request: &SearchRequest,
+    run: &dyn Fn(&dyn Source, Context<'_>) -> Result<T>,
+) -> Result<T> {
+    let log_notice = index.log_damage_notice();
+    if request.backend == Backend::Scan {
+        let degraded = log_notice.is_some();
+        return scan(index, degraded, log_notice.into_iter().collect(), run);
+    }
+    if let Some(error) = index.damage() {
+        if request.backend == Backend::Index {
+            return Err(Error::corrupt(
+                index.dir().to_path_buf(),
+                format!("the index cannot be used (--backend index): {error}"),
+            ));
         }
-        if let Some(error) = self.damage() {
-            if request.backend == Backend::Index {
-                return Err(Error::corrupt(
-                    self.dir().to_path_buf(),
-                    format!("the index cannot be used (--backend index): {error}"),
-                ));
-            }
+        let notice = format!("index damaged, scanned the stored records instead: {error}");
+        let notices = std::iter::once(notice).chain(log_notice).collect();
+        return scan(index, true, notices, run);
+    }
+    let context = Context {
+        analyzer: index.analyzer(),
+        generation: index.generation_key(),
+        degraded: log_notice.is_some(),
+        notices: log_notice.iter().cloned().collect(),
+        best_relevance: None,
+    };
+    match run(&IndexSource { index }, context) {
+        Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
             let notice = format!("index damaged, scanned the stored records instead: {error}");
             let notices = std::iter::once(notice).chain(log_notice).collect();
-            return scan_search(self, request, true, notices);
+            scan(index, true, notices, run)
         }
-        let context = Context {
-            analyzer: self.analyzer(),
-            generation: self.generation_key(),
-            degraded: log_notice.is_some(),
-            notices: log_notice.iter().cloned().collect(),
-        };
-        match execute(&IndexSource { index: self }, request, context) {
-            Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
-                let notice = format!("index damaged, scanned the stored records instead: {error}");
-                let notices = std::iter::once(notice).chain(log_notice).collect();
-                scan_search(self, request, true, notices)
-            }
-            other => other,
-        }
+        other => other,
     }
 }
 
 /// `request` with the settings of the index directory's `reliora.toml` (read at open) when it
 /// names none.
-fn with_index_config<'r>(
+pub(crate) fn with_index_config<'r>(
     index: &Index,
     request: &'r SearchRequest,
 ) -> Result<Cow<'r, SearchRequest>> {
@@ -71,12 +85,12 @@ fn with_index_config<'r>(
 }
 
 /// The degraded mode: every live record decoded and scanned.
-fn scan_search(
+fn scan<T>(
     index: &Index,
-    request: &SearchRequest,
     degraded: bool,
     notices: Vec<String>,
-) -> Result<SearchResponse> {
+    run: &dyn Fn(&dyn Source, Context<'_>) -> Result<T>,
+) -> Result<T> {
     let records = index
         .all_records()
         .map_err(|e| match (degraded, index.damage()) {
@@ -89,6 +103,7 @@ fn scan_search(
         generation: index.generation_key(),
         degraded,
         notices,
+        best_relevance: None,
     };
-    execute(&source, request, context)
+    run(&source, context)
 }

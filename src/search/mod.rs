@@ -31,6 +31,7 @@ pub mod response;
 pub(crate) mod scan;
 mod scan_statistics;
 mod scratch;
+pub mod shards;
 
 pub use crate::settings;
 pub use profiles::standard;
@@ -202,6 +203,9 @@ pub(crate) struct Context<'a> {
     pub generation: &'a str,
     pub degraded: bool,
     pub notices: Vec<String>,
+    /// The best relevance among the candidates of the whole collection, when the source holds
+    /// only part of it (a shard): `recency` normalizes by it (SPEC §5.2).
+    pub best_relevance: Option<f64>,
 }
 
 /// The settings used when a request names none: the SPEC numbers.

@@ -28,7 +28,7 @@ use crate::search::response::{Counts, SearchResponse};
 use crate::search::standard::{self, MatchLevel};
 use crate::search::{
     by_created_desc_then_id, sort_by_score, standard_score, BoundedOrder, Context, DocRef, Hit,
-    Matched, Source, TopOrder, DEFAULT_SETTINGS,
+    Matched, Source, TokenGroups, TopOrder, DEFAULT_SETTINGS,
 };
 use crate::settings::Settings;
 
@@ -38,7 +38,34 @@ pub(crate) fn execute(
     request: &SearchRequest,
     context: Context<'_>,
 ) -> Result<SearchResponse> {
-    let (plan, mut notices) = prepare(request, &context)?;
+    let scored = score(source, request, &context)?;
+    Ok(finish(source, context, scored)?.0)
+}
+
+/// A search through its profile (stages 1–5): every kept candidate scored, in no particular
+/// order, with the counts of all. [`finish`] runs the rest; a shard of a sharded index hands
+/// its candidates on instead (`shards.rs`).
+pub(crate) struct Scored<'r, 's> {
+    pub plan: Plan<'r>,
+    pub notices: Vec<String>,
+    pub token_groups: Vec<TokenGroups>,
+    /// Live records, and those passing the filters.
+    pub live: usize,
+    pub passing: usize,
+    pub counts: Counts,
+    pub ranked: Vec<Ranked<'s>>,
+    pub removed: HashMap<DocRef, Removal>,
+    /// Records the profile decoded, for the post-steps to read again.
+    pub records: ranking::Decoded,
+}
+
+/// Stages 1–5: the plan, the candidates, their phrases, standard scores and the profile.
+pub(crate) fn score<'r, 's>(
+    source: &'s dyn Source,
+    request: &'r SearchRequest,
+    context: &Context<'_>,
+) -> Result<Scored<'r, 's>> {
+    let (plan, notices) = prepare(request, context)?;
     let matched = candidates(source, &plan)?;
     let precounted = matched.counts;
     let mut hits = matched.hits;
@@ -53,28 +80,67 @@ pub(crate) fn execute(
     };
     let ranked = standard_scores(&plan, &hits, &involved, precounted.as_ref(), &mut counts);
     let mut removed: HashMap<DocRef, Removal> = HashMap::new();
-    let ranked = if plan.empty {
+    let (ranked, records) = if plan.empty {
         let mut ranked = ranked;
         ranked.par_sort_unstable_by(by_created_desc_then_id);
-        ranked
+        (ranked, ranking::Decoded::default())
     } else {
-        let step = ranking::Step {
+        let step = step(
             source,
-            request,
-            settings: plan.settings,
-            query: &plan.query,
-            now: (plan.now.unix_seconds(), plan.now.subsec_nanos()),
-            records: ranking::Decoded::default(),
-        };
-        let mut ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
-        post_steps(&step, &plan, &mut ranked, &mut removed, counts.candidates)?;
-        ranked
+            &plan,
+            context.best_relevance,
+            ranking::Decoded::default(),
+        );
+        let ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
+        (ranked, step.records)
     };
+    Ok(Scored {
+        plan,
+        notices,
+        token_groups: matched.token_groups,
+        live: matched.live,
+        passing: matched.passing,
+        counts,
+        ranked,
+        removed,
+        records,
+    })
+}
+
+/// Where the page ended, before `--token-budget`: how many results, the last one's score, and
+/// the normalization `--min-score` compared with.
+pub(crate) struct PageEnd {
+    pub len: usize,
+    pub last: Option<f64>,
+    pub normalizer: Normalizer,
+}
+
+/// Stages 6–8 after [`score`]: the post-steps, the page and the response.
+pub(crate) fn finish(
+    source: &dyn Source,
+    context: Context<'_>,
+    scored: Scored<'_, '_>,
+) -> Result<(SearchResponse, PageEnd)> {
+    let Scored {
+        plan,
+        mut notices,
+        token_groups,
+        counts,
+        mut ranked,
+        mut removed,
+        records,
+        ..
+    } = scored;
+    let request = plan.request;
+    if !plan.empty {
+        let step = step(source, &plan, context.best_relevance, records);
+        post_steps(&step, &plan, &mut ranked, &mut removed, counts.candidates)?;
+    }
     let normalizer = Normalizer::new(request.profile, &ranked);
     let (kept, page) = page(&plan, &ranked, &normalizer);
 
     let breakdown_of = |r: &Ranked<'_>| {
-        let masks = respond::group_masks(&matched.token_groups, r.hit.doc, plan.query.tokens.len());
+        let masks = respond::group_masks(&token_groups, r.hit.doc, plan.query.tokens.len());
         r.breakdown(&masks)
     };
     let mut results = respond::results(source, &plan, page, &normalizer, &breakdown_of)?;
@@ -96,9 +162,31 @@ pub(crate) fn execute(
             &breakdown_of,
         )?),
     };
-    Ok(respond::response(
-        source, &plan, &context, notices, counts, results, explain,
-    ))
+    let end = PageEnd {
+        len: page.len(),
+        last: page.last().map(|r| r.score),
+        normalizer,
+    };
+    let response = respond::response(source, &plan, &context, notices, counts, results, explain);
+    Ok((response, end))
+}
+
+/// What the profile passes and post-steps read.
+fn step<'s>(
+    source: &'s dyn Source,
+    plan: &'s Plan<'_>,
+    best_relevance: Option<f64>,
+    records: ranking::Decoded,
+) -> ranking::Step<'s> {
+    ranking::Step {
+        source,
+        request: plan.request,
+        settings: plan.settings,
+        query: &plan.query,
+        now: (plan.now.unix_seconds(), plan.now.subsec_nanos()),
+        best_relevance,
+        records,
+    }
 }
 
 /// Stage 1: the analyzed query, the filters and settings, the `now` of the search, and the

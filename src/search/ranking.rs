@@ -115,6 +115,9 @@ pub(crate) struct Step<'s> {
     pub query: &'s PreparedQuery,
     /// The reference time as (unix seconds, nanoseconds).
     pub now: (i64, u32),
+    /// The best relevance of the whole collection's candidates when the source is one shard of
+    /// it (see [`Context`](super::Context)); else the list's own.
+    pub best_relevance: Option<f64>,
     /// Records decoded by one pass and read again by a later one (decay's entity check, then
     /// MMR's content prefix): each candidate's record is decoded once per search.
     pub records: Decoded,
@@ -227,7 +230,9 @@ impl Step<'_> {
 
     /// SPEC §5.2 over every candidate.
     pub fn recency(&self, ranked: &mut [Ranked<'_>]) -> Result<()> {
-        let r_max = best_relevance(ranked);
+        let r_max = self
+            .best_relevance
+            .unwrap_or_else(|| best_relevance(ranked));
         ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
             let values = self.source.values(r.hit.doc)?;
             let s = recency::score(

@@ -1,6 +1,6 @@
 //! The response of a search (SPEC §7), serialized as the CLI and the MCP server print it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::search::breakdown::ScoreBreakdown;
 use crate::search::request::Profile;
@@ -116,7 +116,7 @@ impl PartialEq<&str> for FilterKind {
 
 /// How many candidates there were, by level, and how many records the filters removed.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Records with relevance > 0 (or, for an empty query with filters, those passing them).
     pub candidates: usize,

@@ -23,6 +23,7 @@ mod powerloss;
 mod processes;
 mod profiles;
 mod properties;
+mod shards;
 mod spec_rules;
 mod untitled_records;
 mod write_path;

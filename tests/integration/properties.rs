@@ -57,7 +57,7 @@ const WORDS: &[&str] = &[
     "v1.2",
 ];
 
-fn text(max_words: usize) -> impl Strategy<Value = String> {
+pub(crate) fn text(max_words: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(WORDS), 0..=max_words).prop_map(|w| w.join(" "))
 }
 
@@ -128,7 +128,7 @@ fn record(i: usize) -> impl Strategy<Value = serde_json::Value> {
         )
 }
 
-fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
+pub(crate) fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
     (1usize..12).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
 }
 
@@ -209,7 +209,7 @@ fn answer(response: &SearchResponse) -> serde_json::Value {
     })
 }
 
-fn filters() -> impl Strategy<Value = Vec<(&'static str, String)>> {
+pub(crate) fn filters() -> impl Strategy<Value = Vec<(&'static str, String)>> {
     prop::collection::vec(
         prop_oneof![
             prop::sample::select(&["rust", "ci cd", "pool"][..])
@@ -224,7 +224,7 @@ fn filters() -> impl Strategy<Value = Vec<(&'static str, String)>> {
 }
 
 /// Options of the profiles and post-steps, drawn so that each is exercised often.
-fn profile_options() -> impl Strategy<Value = Vec<(&'static str, String)>> {
+pub(crate) fn profile_options() -> impl Strategy<Value = Vec<(&'static str, String)>> {
     prop::collection::vec(
         prop_oneof![
             Just(("include-superseded", "true".to_string())),

@@ -1,7 +1,7 @@
 //! The `standard` profile (SPEC §4) as pure functions of plain values.
 
 use crate::search::breakdown::StandardBreakdown;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::record::Feedback;
 use crate::schema::{FieldGroup, GROUP_COUNT};
@@ -10,7 +10,7 @@ use crate::schema::{FieldGroup, GROUP_COUNT};
 pub const EXACT_PHRASE_BONUS: u32 = 12;
 
 /// How strongly a result matched (SPEC §4): retrieval evidence, not correctness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchLevel {
     /// coverage ≥ 0.75 and relevance ≥ 18.

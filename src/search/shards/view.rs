@@ -1,0 +1,70 @@
+//! One shard seen as part of a collection: its own source, with the collection's statistics and
+//! supersession relations in place of its own.
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::format::codec::StoredRecord;
+use crate::search::filters::Filters;
+use crate::search::profiles::bm25f::Collection;
+use crate::search::query::PreparedQuery;
+use crate::search::shards::wire::CollectionStatistics;
+use crate::search::{DocRef, ExactPostings, Matched, RecordValues, Source};
+
+/// A shard's source answering for the whole collection where a profile reads collection-wide
+/// values: `bm25f`'s N, avglen and df, the entities some record names, and who supersedes whom.
+/// It never ranks under bounds ([`Source::top`]): the bounds of a shard's own ranking are not the
+/// collection's.
+pub(super) struct ShardView<'s> {
+    pub inner: &'s dyn Source,
+    pub statistics: &'s CollectionStatistics,
+    pub superseded_by: &'s BTreeMap<String, String>,
+}
+
+impl Source for ShardView<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
+        let mut matched = self.inner.matched(query, filters)?;
+        for hit in &mut matched.hits {
+            hit.superseded_by = self.superseded_by.get(hit.id).map(String::as_str);
+        }
+        Ok(matched)
+    }
+
+    fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
+        self.inner.stored(doc)
+    }
+
+    fn find(&self, id: &str) -> Result<Option<DocRef>> {
+        self.inner.find(id)
+    }
+
+    fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
+        self.inner.verify_phrase(doc, phrase)
+    }
+
+    fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
+        self.inner.pair_occurs(phrase, docs)
+    }
+
+    fn values(&self, doc: DocRef) -> Result<RecordValues<'_>> {
+        self.inner.values(doc)
+    }
+
+    fn collection(&self) -> Result<Collection> {
+        Ok(self.statistics.collection())
+    }
+
+    fn exact_postings(&self, query: &PreparedQuery, docs: &[DocRef]) -> Result<Vec<ExactPostings>> {
+        let mut postings = self.inner.exact_postings(query, docs)?;
+        self.statistics.use_document_frequencies(&mut postings);
+        Ok(postings)
+    }
+
+    fn entity_known(&self, name: &str) -> Result<bool> {
+        Ok(self.statistics.knows_entity(name))
+    }
+}
