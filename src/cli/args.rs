@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
-use reliora::{Error, ErrorCode, Result, SearchRequest};
+use reliora::{Error, ErrorCode, Result, SearchRequest, Shard};
 
 /// Reliora: search the experience memory of coding agents.
 #[derive(Debug, Parser)]
@@ -159,6 +159,10 @@ pub struct BuildArgs {
     /// segment in memory at a time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub segment_records: Option<u32>,
+    /// Build shard I of a collection split N ways (`--shard 0/4`): only the records whose id
+    /// routes there (SHA-256 of the id, modulo N), every input still read and checked.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
 }
 
 /// `reliora search`.
@@ -327,4 +331,13 @@ pub fn batch_request(
             )),
         });
     (query_id, outcome)
+}
+
+/// `--shard I/N`: shard I (from 0) of N.
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let parsed = text.split_once('/').and_then(|(i, n)| {
+        let (index, count) = (i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?);
+        (count >= 1 && index < count).then_some(Shard { index, count })
+    });
+    parsed.ok_or_else(|| format!("{text:?} is not I/N with 0 <= I < N (e.g. 0/4)"))
 }

@@ -211,7 +211,7 @@ fn run_build(dir: &Path, build: &args::BuildArgs, printer: &Printer) -> Result<i
         segment_records: build.segment_records.map_or(0, |n| n as usize),
         spill_records: build.spill_records.map_or(0, |n| n as usize),
         replace: build.replace,
-        shard: None,
+        shard: build.shard,
     };
     let report = Index::build(dir, &options)?;
     for skipped in &report.skipped {

@@ -149,3 +149,58 @@ fn bm25f_ranks_each_shard_by_the_collections_frequencies() {
         answer(&shards::search(&shards, &request).unwrap())
     );
 }
+
+/// `reliora build --shard I/N` builds one shard: the shards split the records with none lost
+/// or doubled, each where `shard_of` routes it; a shard outside `0..N` is refused (exit 2).
+#[test]
+fn the_command_line_builds_one_shard_at_a_time() {
+    use crate::support::{arg, reliora};
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/experiences");
+    let ids: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.unwrap().path())
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|line| {
+            serde_json::from_str::<serde_json::Value>(&line).ok()?["id"]
+                .as_str()
+                .map(String::from)
+        })
+        .collect();
+    assert!(ids.len() > 250);
+    let mut total = 0;
+    for s in 0..3u32 {
+        let shard = dir.path().join(format!("s{s}"));
+        let spec = format!("{s}/3");
+        let built = reliora(
+            &shard,
+            &["build", "--input", arg(&data), "--shard", &spec],
+            None,
+        )
+        .ok();
+        total += built["records"].as_u64().unwrap();
+        let index = Index::open(&shard).unwrap();
+        for id in &ids {
+            let here = index.live_record(id).unwrap().is_some();
+            assert_eq!(here, shards::shard_of(id, 3) == s, "{id} in shard {s}");
+        }
+    }
+    let one = dir.path().join("one");
+    let built = reliora(&one, &["build", "--input", arg(&data)], None).ok();
+    assert_eq!(total, built["records"].as_u64().unwrap());
+    let refused = reliora(
+        &dir.path().join("x"),
+        &["build", "--input", arg(&data), "--shard", "3/3"],
+        None,
+    );
+    refused.assert_error(
+        "invalid_option",
+        &["3/3".to_string()],
+        "a shard outside 0..N",
+    );
+}
