@@ -173,6 +173,9 @@ pub(crate) enum BoundedOrder<'s> {
     Recency {
         settings: &'s RecencySettings,
         now: (i64, u32),
+        /// The best relevance of the whole collection's candidates when the source is one
+        /// shard of it (see [`Context::best_relevance`]); else the source finds its own.
+        best_relevance: Option<f64>,
     },
 }
 

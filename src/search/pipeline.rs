@@ -243,6 +243,7 @@ fn prepare<'r>(
             TopOrder::Bounded(BoundedOrder::Recency {
                 settings: &settings.recency,
                 now: (now.unix_seconds(), now.subsec_nanos()),
+                best_relevance: context.best_relevance,
             }),
             request.limit,
         )),

@@ -51,7 +51,15 @@ proptest! {
         limit in prop::sample::select(&["1", "2", "3", "10"][..]),
         min_score in prop::option::of(prop::sample::select(&["0", "0.3", "0.8"][..])),
         explain in prop::option::of(0usize..12),
+        // Without supersession the shards rank under bounds (only their page's worth).
+        no_supersession in any::<bool>(),
     ) {
+        let mut records = records;
+        if no_supersession {
+            for r in &mut records {
+                r.as_object_mut().unwrap().remove("supersedes");
+            }
+        }
         let dir = tempfile::tempdir().unwrap();
         let (one, shards) = build(dir.path(), &records, count);
         for query in &queries {

@@ -188,7 +188,7 @@ impl Ranker<'_> {
                 standard_parts(field_sum, matched, phrase, token_count, feedback).0
             }
             (
-                BoundedOrder::Recency { settings, now },
+                BoundedOrder::Recency { settings, now, .. },
                 Extra::Recency {
                     created_at,
                     pinned,
@@ -472,15 +472,23 @@ impl<'a> IndexSource<'a> {
             token_count,
             r_max: 0.0,
         };
-        if let BoundedOrder::Recency { .. } = order {
+        match order {
+            // A shard is told the collection's.
+            BoundedOrder::Recency {
+                best_relevance: Some(r_max),
+                ..
+            } => ranker.r_max = *r_max,
             // The recency score divides by the best relevance: it is found exactly, and its
             // record is kept so that the pipeline finds it too.
-            if let Some((r_max, best)) =
-                self.best_relevance(query, &matches, &mut checked, &keys)?
-            {
-                ranker.r_max = r_max;
-                sets[best.segment as usize].involved.insert(best.doc);
+            BoundedOrder::Recency { .. } => {
+                if let Some((r_max, best)) =
+                    self.best_relevance(query, &matches, &mut checked, &keys)?
+                {
+                    ranker.r_max = r_max;
+                    sets[best.segment as usize].involved.insert(best.doc);
+                }
             }
+            _ => {}
         }
 
         // At least `wanted` records score above the wanted-th best lower bound: a record whose

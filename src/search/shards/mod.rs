@@ -57,6 +57,7 @@ mod view;
 mod wire;
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -243,6 +244,7 @@ fn candidates(
         inner: source,
         statistics: &query.statistics,
         superseded_by: &query.superseded_by,
+        bounded: AtomicBool::new(false),
     };
     let (backend, degraded) = (source.name().to_string(), context.degraded);
     let (notices, generation) = (context.notices.clone(), context.generation.to_string());
@@ -259,8 +261,14 @@ fn candidates(
     match query.depth {
         Some(depth) if bounded => {
             sort_by_score(&mut scored.ranked);
-            if scored.ranked.len() > depth {
-                bound = Some(scored.ranked[depth.max(1) - 1].score);
+            // A bounded ranking holds the best `depth` (and what they need); the counts tell
+            // whether there were more.
+            let more = scored.ranked.len() > depth
+                || (view.bounded.load(Ordering::Relaxed)
+                    && scored.counts.candidates > scored.ranked.len());
+            let depth = depth.max(1).min(scored.ranked.len());
+            if more && depth > 0 {
+                bound = Some(scored.ranked[depth - 1].score);
             }
             docs.extend(
                 scored

@@ -2,6 +2,7 @@
 //! supersession relations in place of its own.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::Result;
 use crate::format::codec::StoredRecord;
@@ -9,16 +10,22 @@ use crate::search::filters::Filters;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::query::PreparedQuery;
 use crate::search::shards::wire::CollectionStatistics;
-use crate::search::{DocRef, ExactPostings, Matched, RecordValues, Source};
+use crate::search::{DocRef, ExactPostings, Matched, RecordValues, Source, TopOrder};
 
 /// A shard's source answering for the whole collection where a profile reads collection-wide
 /// values: `bm25f`'s N, avglen and df, the entities some record names, and who supersedes whom.
-/// It never ranks under bounds ([`Source::top`]): the bounds of a shard's own ranking are not the
-/// collection's.
+///
+/// It ranks under bounds ([`Source::top`]) only where its own ranking is the collection's:
+/// when no record of the collection supersedes another (the bounded paths know supersession
+/// only within the shard, and a shard must send every candidate that supersedes another), for
+/// the standard order, decay's list and recency (told the collection's best relevance). Its
+/// `bm25f` bounds come from its own statistics, so `bm25f` always scores every candidate.
 pub(super) struct ShardView<'s> {
     pub inner: &'s dyn Source,
     pub statistics: &'s CollectionStatistics,
     pub superseded_by: &'s BTreeMap<String, String>,
+    /// Set when [`Source::top`] answered: the list holds only what can reach the page.
+    pub bounded: AtomicBool,
 }
 
 impl Source for ShardView<'_> {
@@ -32,6 +39,21 @@ impl Source for ShardView<'_> {
             hit.superseded_by = self.superseded_by.get(hit.id).map(String::as_str);
         }
         Ok(matched)
+    }
+
+    fn top(
+        &self,
+        query: &PreparedQuery,
+        filters: &Filters,
+        limit: usize,
+        order: &TopOrder<'_>,
+    ) -> Result<Option<Matched<'_>>> {
+        if !self.superseded_by.is_empty() || matches!(order, TopOrder::Bm25f { .. }) {
+            return Ok(None);
+        }
+        let top = self.inner.top(query, filters, limit, order)?;
+        self.bounded.store(top.is_some(), Ordering::Relaxed);
+        Ok(top)
     }
 
     fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
