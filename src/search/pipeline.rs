@@ -111,7 +111,8 @@ pub(crate) fn score<'r, 's>(
 /// the normalization `--min-score` compared with.
 pub(crate) struct PageEnd {
     pub len: usize,
-    pub last: Option<f64>,
+    /// The last result's score and id.
+    pub last: Option<(f64, String)>,
     pub normalizer: Normalizer,
 }
 
@@ -164,7 +165,7 @@ pub(crate) fn finish(
     };
     let end = PageEnd {
         len: page.len(),
-        last: page.last().map(|r| r.score),
+        last: page.last().map(|r| (r.score, r.hit.id.to_string())),
         normalizer,
     };
     let response = respond::response(source, &plan, &context, notices, counts, results, explain);

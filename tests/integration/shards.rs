@@ -212,3 +212,24 @@ fn the_command_line_builds_one_shard_at_a_time() {
         "a shard outside 0..N",
     );
 }
+
+/// A shard asked for the page's worth is asked again, deeper, when a post-step lowers what it
+/// sent below what it kept: here the superseded best record of shard 0 falls below its
+/// superseder on shard 1, and shard 0's second record takes the page.
+#[test]
+fn a_shard_is_asked_deeper_when_its_page_is_demoted() {
+    let (x, f, y) = (id_in("x", 0, 2), id_in("f", 0, 2), id_in("y", 1, 2));
+    let records = [
+        serde_json::json!({"id": x, "title": "docker cache layers rebuild"}),
+        serde_json::json!({"id": f, "title": "docker cache layers"}),
+        serde_json::json!({"id": y, "title": "docker", "supersedes": x}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let (one, shards) = build(dir.path(), &records, 2);
+    let mut request = SearchRequest::new("docker cache layers rebuild");
+    request.set_option("limit", Some("1")).unwrap();
+    request.set_option("now", Some("2026-01-01T00:00:00Z")).unwrap();
+    let single = one.search(&request).unwrap();
+    assert_eq!(single.results[0].id, f);
+    assert_eq!(answer(&single), answer(&shards::search(&shards, &request).unwrap()));
+}

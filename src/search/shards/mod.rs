@@ -84,7 +84,7 @@ use merged::MergedSource;
 use view::ShardView;
 
 pub use wire::{
-    combine_superseded_by, CollectionStatistics, SentRecord, ShardCandidates, ShardQuery,
+    combine_superseded_by, Bound, CollectionStatistics, SentRecord, ShardCandidates, ShardQuery,
 };
 
 /// What [`merge`] found.
@@ -261,14 +261,15 @@ fn candidates(
     match query.depth {
         Some(depth) if bounded => {
             sort_by_score(&mut scored.ranked);
-            // A bounded ranking holds the best `depth` (and what they need); the counts tell
-            // whether there were more.
-            let more = scored.ranked.len() > depth
-                || (view.bounded.load(Ordering::Relaxed)
-                    && scored.counts.candidates > scored.ranked.len());
-            let depth = depth.max(1).min(scored.ranked.len());
-            if more && depth > 0 {
-                bound = Some(scored.ranked[depth - 1].score);
+            // Ranked under bounds (no supersession anywhere, no post-step that lowers a
+            // score), the shard's best `depth` are all the page can take from it: no bound.
+            // Otherwise the last record sent bounds the rest, which rank after it.
+            if !view.bounded.load(Ordering::Relaxed) && scored.ranked.len() > depth {
+                let last = &scored.ranked[depth.max(1) - 1];
+                bound = Some(Bound {
+                    score: last.score,
+                    id: last.hit.id.to_string(),
+                });
             }
             docs.extend(
                 scored
@@ -404,23 +405,26 @@ pub fn merge(
     let open = parts
         .iter()
         .enumerate()
-        .filter_map(|(s, p)| p.bound.map(|bound| (s, bound)));
-    let deeper: Vec<usize> = if end.len >= request.limit {
-        // A full page: every unsent candidate must score below its last result.
-        let last = end.last.unwrap_or(f64::INFINITY);
-        open.filter(|&(_, bound)| bound >= last)
+        .filter_map(|(s, p)| p.bound.as_ref().map(|bound| (s, bound)));
+    let deeper: Vec<usize> = match (&end.last, end.len >= request.limit) {
+        // A full page: every unsent candidate must rank after its last result (post-steps
+        // only lower scores; ties go by id).
+        (Some((score, id)), true) => open
+            .filter(|(_, bound)| {
+                bound.score > *score || (bound.score == *score && bound.id.as_str() < id.as_str())
+            })
             .map(|(s, _)| s)
-            .collect()
-    } else {
-        // A short page: no unsent candidate may pass --min-score (the post-steps only lower
-        // scores, so a bound that fails it speaks for every candidate under it).
-        open.filter(|&(_, bound)| {
-            request
-                .min_score
-                .is_none_or(|m| end.normalizer.normalized(bound) >= m)
-        })
-        .map(|(s, _)| s)
-        .collect()
+            .collect(),
+        // A short page: no unsent candidate may pass --min-score (a bound that fails it
+        // speaks for every candidate under it).
+        _ => open
+            .filter(|(_, bound)| {
+                request
+                    .min_score
+                    .is_none_or(|m| end.normalizer.normalized(bound.score) >= m)
+            })
+            .map(|(s, _)| s)
+            .collect(),
     };
     if deeper.is_empty() {
         Ok(Merged::Response(Box::new(response)))

@@ -153,12 +153,22 @@ pub struct ShardCandidates {
     pub passing: usize,
     /// The number and levels of all the shard's candidates.
     pub counts: Counts,
-    /// `None` when `records` holds every candidate; else a score no candidate left out
-    /// exceeds (the first left out).
-    pub bound: Option<f64>,
+    /// Where the candidates the shard left out rank, when the page could need them: after
+    /// this score and id (the last record sent). `None`: nothing left out can reach the page.
+    pub bound: Option<Bound>,
     /// The records sent (located), best first for a bounded search; the `--explain` record
     /// too when the shard holds it, candidate or not.
     pub records: Vec<SentRecord>,
+}
+
+/// The last record a shard sent: every candidate it left out ranks after it — by score, then
+/// id — before the post-steps, which only lower scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    /// Its score.
+    pub score: f64,
+    /// Its id.
+    pub id: String,
 }
 
 /// One record a shard sends.
