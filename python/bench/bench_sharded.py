@@ -64,7 +64,7 @@ def main() -> None:
     ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, num_cpus=args.cpus, log_to_driver=False)
 
     def emit(row: dict[str, Any]) -> None:
-        row = {"machine": machine, "records": args.records, "queries": len(queries), **row}
+        row = {"machine": machine, "records": Path(args.records).name, "queries": len(queries), **row}
         with results.open("a") as file:
             file.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)

@@ -70,7 +70,16 @@ pub struct RecordReport {
 /// Durable when this returns. A damaged index is refused (`index_damaged`, naming `reliora
 /// salvage`), never repaired by deletion.
 pub fn record(dir: &Path, record: Record) -> Result<RecordReport> {
-    let appended = record_with(dir, record, duplicate_warnings)?;
+    record_warning_of(dir, record, duplicate_warnings)
+}
+
+/// Records `record`, warning of what `check` finds in the index before the write.
+fn record_warning_of(
+    dir: &Path,
+    record: Record,
+    check: impl FnOnce(&Index, &Record) -> Result<Vec<DuplicateWarning>>,
+) -> Result<RecordReport> {
+    let appended = record_with(dir, record, check)?;
     Ok(RecordReport {
         id: appended.id,
         locator: appended.locator,
@@ -250,14 +259,7 @@ impl IndexWriter {
         record: Record,
         warnings: Vec<DuplicateWarning>,
     ) -> Result<RecordReport> {
-        let appended = record_with(&self.dir, record, |_, _| Ok(warnings))?;
-        Ok(RecordReport {
-            id: appended.id,
-            locator: appended.locator,
-            replaced: appended.replaced,
-            warnings: appended.checked,
-            compaction: appended.compaction,
-        })
+        record_warning_of(&self.dir, record, |_, _| Ok(warnings))
     }
 
     /// Validates a record given as a JSON object (SPEC §1) and records it. An invalid one is
