@@ -54,6 +54,7 @@ pub(crate) fn with_source<T>(
         degraded: log_notice.is_some(),
         notices: log_notice.iter().cloned().collect(),
         best_relevance: None,
+        collection: None,
     };
     match run(&IndexSource { index }, context) {
         Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
@@ -104,6 +105,7 @@ fn scan<T>(
         degraded,
         notices,
         best_relevance: None,
+        collection: None,
     };
     run(&source, context)
 }

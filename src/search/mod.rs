@@ -158,7 +158,12 @@ pub(crate) enum TopOrder<'s> {
     Bounded(BoundedOrder<'s>),
     /// The `bm25f` score plus feedback (SPEC §5.3): a sum over the query's terms, bounded term
     /// by term.
-    Bm25f { settings: &'s Bm25fSettings },
+    Bm25f {
+        settings: &'s Bm25fSettings,
+        /// The whole collection's statistics when the source is one shard of it (see
+        /// [`Context::collection`]); else the source's own.
+        collection: Option<CollectionValues<'s>>,
+    },
 }
 
 /// The orders bounded by relevance (see [`TopOrder::Bounded`]).
@@ -209,6 +214,16 @@ pub(crate) struct Context<'a> {
     /// The best relevance among the candidates of the whole collection, when the source holds
     /// only part of it (a shard): `recency` normalizes by it (SPEC §5.2).
     pub best_relevance: Option<f64>,
+    /// The whole collection's `bm25f` statistics, when the source holds only part of it.
+    pub collection: Option<CollectionValues<'a>>,
+}
+
+/// `bm25f`'s statistics of a whole collection (SPEC §5.3): N and the group lengths, and the
+/// document frequency of each query token.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CollectionValues<'a> {
+    pub collection: Collection,
+    pub document_frequencies: &'a [u64],
 }
 
 /// The settings used when a request names none: the SPEC numbers.

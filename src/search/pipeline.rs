@@ -63,7 +63,7 @@ pub(crate) struct Scored<'r, 's> {
 pub(crate) fn score<'r, 's>(
     source: &'s dyn Source,
     request: &'r SearchRequest,
-    context: &Context<'_>,
+    context: &Context<'r>,
 ) -> Result<Scored<'r, 's>> {
     let (plan, notices) = prepare(request, context)?;
     let matched = candidates(source, &plan)?;
@@ -194,7 +194,7 @@ fn step<'s>(
 /// notices known before matching. An empty query without filters is an error.
 fn prepare<'r>(
     request: &'r SearchRequest,
-    context: &Context<'_>,
+    context: &Context<'r>,
 ) -> Result<(Plan<'r>, Vec<String>)> {
     let now = request.now.clone().unwrap_or_else(Timestamp::now);
     let query = PreparedQuery::new(&request.query, context.analyzer);
@@ -251,6 +251,7 @@ fn prepare<'r>(
         Profile::Bm25f if request.candidates.is_none() => Some((
             TopOrder::Bm25f {
                 settings: &settings.bm25f,
+                collection: context.collection,
             },
             request.limit,
         )),

@@ -19,7 +19,7 @@ use crate::search::phrase_checks::nth_best;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
 use crate::search::query::PreparedQuery;
 use crate::search::standard;
-use crate::search::{scratch, DocRef, Matched, Source};
+use crate::search::{scratch, CollectionValues, DocRef, Matched, Source};
 use crate::settings::{Bm25fSettings, Bm25fVariant};
 
 use super::accumulate::SegmentMatch;
@@ -44,6 +44,7 @@ impl<'a> IndexSource<'a> {
         filters: &Filters,
         limit: usize,
         settings: &Bm25fSettings,
+        whole: Option<CollectionValues<'_>>,
     ) -> Result<Matched<'a>> {
         let token_count = query.tokens.len() as u32;
         let keys = Keys::new(&Scorer::new(token_count), token_count);
@@ -70,11 +71,22 @@ impl<'a> IndexSource<'a> {
         let (counts, checked) = self.count_levels(query, &matches, &surveys)?;
 
         // BM25F of every candidate with an exact match, per segment.
-        let collection = index_statistics::collection(self.index)?;
+        // A shard ranks by the collection's statistics, not its own.
+        let collection = match whole {
+            Some(whole) => whole.collection,
+            None => index_statistics::collection(self.index)?,
+        };
         let avglen = collection.average_lengths();
         let saturation = settings.saturation_constant(&avglen);
         let terms = index_statistics::exact_terms(self.index, query)?;
-        let idfs: Vec<f64> = terms.iter().map(|t| idf(collection.live, t.df)).collect();
+        let idfs: Vec<f64> = terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let df = whole.and_then(|w| w.document_frequencies.get(i).copied());
+                idf(collection.live, df.unwrap_or(t.df))
+            })
+            .collect();
         let weigh = Weigh {
             terms: &terms,
             idfs: &idfs,

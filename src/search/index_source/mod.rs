@@ -62,7 +62,10 @@ impl Source for IndexSource<'_> {
         order: &TopOrder<'_>,
     ) -> Result<Option<Matched<'_>>> {
         match order {
-            TopOrder::Bm25f { settings } => self.bm25f_top(query, filters, limit, settings),
+            TopOrder::Bm25f {
+                settings,
+                collection,
+            } => self.bm25f_top(query, filters, limit, settings, *collection),
             TopOrder::Bounded(order) => self.top_impl(query, filters, limit, order),
         }
         .map(Some)

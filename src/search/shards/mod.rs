@@ -251,6 +251,7 @@ fn candidates(
     let context = Context {
         best_relevance: (request.profile == Profile::Recency)
             .then_some(query.statistics.best_relevance),
+        collection: (request.profile == Profile::Bm25f).then(|| query.statistics.values()),
         ..context
     };
     let mut scored = pipeline::score(&view, request, &context)?;
@@ -399,6 +400,7 @@ pub fn merge(
         degraded: parts.iter().any(|p| p.degraded),
         notices,
         best_relevance: (request.profile == Profile::Recency).then_some(statistics.best_relevance),
+        collection: None,
     };
     let scored = pipeline::score(&source, &request, &context)?;
     let (response, end) = pipeline::finish(&source, context, scored)?;

@@ -17,9 +17,9 @@ use crate::search::{DocRef, ExactPostings, Matched, RecordValues, Source, TopOrd
 ///
 /// It ranks under bounds ([`Source::top`]) only where its own ranking is the collection's:
 /// when no record of the collection supersedes another (the bounded paths know supersession
-/// only within the shard, and a shard must send every candidate that supersedes another), for
-/// the standard order, decay's list and recency (told the collection's best relevance). Its
-/// `bm25f` bounds come from its own statistics, so `bm25f` always scores every candidate.
+/// only within the shard, and a shard must send every candidate that supersedes another);
+/// recency and `bm25f` are told the collection's best relevance and statistics (see
+/// [`Context`](crate::search::Context)).
 pub(super) struct ShardView<'s> {
     pub inner: &'s dyn Source,
     pub statistics: &'s CollectionStatistics,
@@ -48,7 +48,7 @@ impl Source for ShardView<'_> {
         limit: usize,
         order: &TopOrder<'_>,
     ) -> Result<Option<Matched<'_>>> {
-        if !self.superseded_by.is_empty() || matches!(order, TopOrder::Bm25f { .. }) {
+        if !self.superseded_by.is_empty() {
             return Ok(None);
         }
         let top = self.inner.top(query, filters, limit, order)?;

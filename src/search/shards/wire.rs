@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::schema::GROUP_COUNT;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::response::Counts;
-use crate::search::ExactPostings;
+use crate::search::{CollectionValues, ExactPostings};
 
 /// Phase one of a sharded search: what the profile of one query needs to know of the whole
 /// collection (SPEC §5), gathered from every shard and added up with
@@ -84,6 +84,14 @@ impl CollectionStatistics {
         self.known_entities
             .binary_search_by(|known| known.as_str().cmp(name))
             .is_ok()
+    }
+
+    /// As the bounded `bm25f` ranking reads them.
+    pub(crate) fn values(&self) -> CollectionValues<'_> {
+        CollectionValues {
+            collection: self.collection(),
+            document_frequencies: &self.document_frequencies,
+        }
     }
 
     pub(crate) fn collection(&self) -> Collection {
