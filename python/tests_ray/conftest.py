@@ -9,6 +9,7 @@ suite in a namespace that has only the loopback interface (``unshare -rn``, see
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -27,6 +28,10 @@ NOW = "2026-06-01T00:00:00Z"
 # dashboard.
 LOOPBACK = "127.0.0.1"
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+# Token authentication with a token of this session's own, given to every Ray process by the
+# environment: nothing read from (or written to) ~/.ray, whatever an earlier Ray left there.
+os.environ["RAY_AUTH_MODE"] = "token"
+os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 # No Ray process may wait on the network for long.
 START_TIMEOUT = 120
 
