@@ -18,12 +18,16 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# A token of this run's own: nothing written to ~/.ray.
+os.environ.setdefault("RAY_AUTH_MODE", "token")
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
 import ray  # noqa: E402
 
