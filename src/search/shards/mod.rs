@@ -143,12 +143,10 @@ impl Index {
         if let Some(depth) = query.depth {
             request.limit = request.limit.max(depth);
         }
-        let mut part = with_source(self, &request, &|source, context| {
-            candidates(source, &request, query, context)
-        })?;
-        part.stem = self.manifest().stem;
-        part.settings = settings;
-        Ok(part)
+        let stem = self.manifest().stem;
+        with_source(self, &request, &|source, context| {
+            candidates(source, &request, query, context, (stem, &settings))
+        })
     }
 }
 
@@ -234,11 +232,14 @@ fn best_relevance(source: &dyn Source, query: &PreparedQuery, filters: &Filters)
     Ok(best)
 }
 
+/// Phase two over the shard's source; `built` is how the shard was built and configured (its
+/// `--stem`, and the settings of its `reliora.toml` when the request named none).
 fn candidates(
     source: &dyn Source,
     request: &SearchRequest,
     query: &ShardQuery,
     context: Context<'_>,
+    built: (bool, &Option<(String, String)>),
 ) -> Result<ShardCandidates> {
     let view = ShardView {
         inner: source,
@@ -310,8 +311,8 @@ fn candidates(
         degraded,
         notices,
         generation,
-        stem: false,
-        settings: None,
+        stem: built.0,
+        settings: built.1.clone(),
         live: scored.live,
         passing: scored.passing,
         counts: scored.counts,
