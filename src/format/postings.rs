@@ -471,6 +471,18 @@ impl<'a> TermPostings<'a> {
         &self,
         records: u32,
         file: &IndexFile,
+        visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+    ) -> Result<()> {
+        self.for_each_with_tfs_where(records, file, |_| true, visit)
+    }
+
+    /// [`TermPostings::for_each_with_tfs`] for the records `wanted` accepts: the others' term
+    /// frequencies are stepped over, not gathered (every block is still decoded and checked).
+    pub fn for_each_with_tfs_where(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        wanted: impl Fn(u32) -> bool,
         mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
         let mut tf_bytes = ByteCursor::new(self.tfs);
@@ -487,22 +499,33 @@ impl<'a> TermPostings<'a> {
                 return;
             }
             let mask = palette[code];
+            if !wanted(doc) {
+                let mut skip = mask.count_ones() as usize;
+                while skip > 0 {
+                    if next == block.len() {
+                        if let Err(p) = next_tf_block(&mut tf_bytes, &mut remaining, &mut block) {
+                            problem = Some(p);
+                            return;
+                        }
+                        next = 0;
+                    }
+                    let step = skip.min(block.len() - next);
+                    next += step;
+                    skip -= step;
+                }
+                return;
+            }
             let mut tfs = [0u32; GROUP_COUNT];
             for (g, tf) in tfs.iter_mut().enumerate() {
                 if mask & (1 << g) == 0 {
                     continue;
                 }
                 if next == block.len() {
-                    match next_tf_block(&mut tf_bytes, &mut remaining) {
-                        Ok(values) => {
-                            block = values;
-                            next = 0;
-                        }
-                        Err(p) => {
-                            problem = Some(p);
-                            return;
-                        }
+                    if let Err(p) = next_tf_block(&mut tf_bytes, &mut remaining, &mut block) {
+                        problem = Some(p);
+                        return;
                     }
+                    next = 0;
                 }
                 *tf = block[next].saturating_add(1);
                 next += 1;
@@ -536,8 +559,9 @@ impl<'a> TermPostings<'a> {
                 "postings: {remaining} term frequencies for records that need {expected}"
             )));
         }
+        let mut block = Vec::with_capacity(TF_BLOCK);
         while remaining > 0 {
-            let block = next_tf_block(&mut tfs, &mut remaining)
+            next_tf_block(&mut tfs, &mut remaining, &mut block)
                 .map_err(|problem| file.corrupt(problem.within("postings")))?;
             visit(&block);
         }
@@ -549,11 +573,12 @@ impl<'a> TermPostings<'a> {
 }
 
 /// Decodes the next block of term frequencies (tf − 1) from `tfs`, of the `remaining` the
-/// blob holds.
+/// blob holds, into `block`.
 fn next_tf_block(
     tfs: &mut ByteCursor<'_>,
     remaining: &mut usize,
-) -> std::result::Result<Vec<u32>, FormatError> {
+    block: &mut Vec<u32>,
+) -> std::result::Result<(), FormatError> {
     let count = (*remaining).min(TF_BLOCK);
     if count == 0 {
         return Err("more term frequencies needed than recorded".into());
@@ -565,7 +590,9 @@ fn next_tf_block(
     }
     let packed = Packed::new(tfs.take(packed_len(count, width)).map_err(cut)?, width);
     *remaining -= count;
-    Ok((0..count).map(|i| packed.get(i)).collect())
+    block.clear();
+    block.extend((0..count).map(|i| packed.get(i)));
+    Ok(())
 }
 
 /// Checks the header of a serialized record set (roaring's format without run containers) and

@@ -122,23 +122,19 @@ pub(crate) fn for_each_exact(
     let segment = &index.segments()[s];
     let file = segment.postings.file();
     let dead = index.dead(s);
-    let keep = |doc: u32| wanted(doc) && !dead.contains(doc);
+    let keep = |doc: u32| wanted(doc) && (dead.is_empty() || !dead.contains(doc));
     match postings {
         [] => Ok(()),
-        [one] => one.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
-            if keep(doc) {
-                visit(doc, tfs);
-            }
+        [one] => one.for_each_with_tfs_where(segment.len(), file, keep, |doc, _, tfs| {
+            visit(doc, tfs);
         }),
         several => {
             let mut per_doc: BTreeMap<u32, [u32; GROUP_COUNT]> = BTreeMap::new();
             for postings in several {
-                postings.for_each_with_tfs(segment.len(), file, |doc, _, tfs| {
-                    if keep(doc) {
-                        let sums = per_doc.entry(doc).or_default();
-                        for (sum, tf) in sums.iter_mut().zip(tfs) {
-                            *sum += tf;
-                        }
+                postings.for_each_with_tfs_where(segment.len(), file, keep, |doc, _, tfs| {
+                    let sums = per_doc.entry(doc).or_default();
+                    for (sum, tf) in sums.iter_mut().zip(tfs) {
+                        *sum += tf;
                     }
                 })?;
             }

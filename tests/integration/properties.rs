@@ -591,3 +591,114 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// `bm25f` scores first the candidates whose bounds (the idfs of the tokens they match,
+    /// their pairs, the feedback term) are among the best, then only those whose bound reaches
+    /// the floor the first ones set. With many more candidates than that first pass, rare words
+    /// among common ones and pages of 1 to 5, the page must still be the scan's.
+    #[test]
+    fn bm25f_past_its_first_pass_answers_as_a_scan(
+        records in (120usize..240).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
+            .prop_map(|mut records| {
+                for (i, r) in records.iter_mut().enumerate() {
+                    let r = r.as_object_mut().unwrap();
+                    // One supersession relation: its records are kept whatever their bounds,
+                    // the rest are ranked under them.
+                    if i != 5 {
+                        r.remove("supersedes");
+                    }
+                    // Rare words, in a few records each.
+                    for (k, rare) in [(7, "zanzibar"), (13, "quokka"), (29, "fjord")] {
+                        if i % k == 3 {
+                            let solution = r["solution"].as_str().unwrap_or("").to_string();
+                            r.insert("solution".into(), format!("{solution} {rare}").into());
+                        }
+                    }
+                }
+                records
+            }),
+        query in (text(4), prop::collection::vec(
+            prop::sample::select(&["zanzibar", "quokka", "fjord"][..]), 0..3))
+            .prop_map(|(common, rare)| format!("{common} {}", rare.join(" "))),
+        limit in 1usize..6,
+        layout in prop::sample::select(
+            &[Layout::One, Layout::Spills(50), Layout::Segments(90)][..]),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        let limit_text = limit.to_string();
+        let options: Vec<(&str, &str)> = vec![("profile", "bm25f"), ("limit", &limit_text)];
+        let mut by_index = request(&query, &options);
+        by_index.set_option("backend", Some("index")).unwrap();
+        let mut by_scan = request(&query, &options);
+        by_scan.set_option("backend", Some("scan")).unwrap();
+        match (index.search(&by_index), index.search(&by_scan)) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
+            (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
+            (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
+        }
+    }
+}
+
+/// Records whose bounds lead can score below records whose bounds trail: a hundred records
+/// holding every query word once amid other words (BM25F's length normalization makes each
+/// count less) and poor feedback outnumber `bm25f`'s first pass; five short records holding one
+/// query word and the best feedback outscore them (a thousand more records make the words
+/// rare). Their bound without the feedback term's most would fall below the first pass's
+/// floor. The page must be those five, as the scan ranks them.
+#[test]
+fn bm25f_finds_the_page_beyond_the_records_whose_bounds_lead() {
+    let filler: Vec<String> = (0..30).map(|i| format!("filler{i}")).collect();
+    let mut records: Vec<serde_json::Value> = (0..100)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("long{i:03}"),
+                "title": format!("long record {i}"),
+                "task": format!("{} alpha {}", filler[..10].join(" "), filler[10..].join(" ")),
+                "feedback": {"failure": 100},
+                "solution": format!("{} bravo charlie", filler.join(" ")),
+            })
+        })
+        .collect();
+    records.extend((0..1000).map(|i| {
+        serde_json::json!({
+            "id": format!("other{i:04}"),
+            "title": format!("other record {}", i % 7),
+            "task": "unrelated words",
+            "solution": "nothing to see",
+        })
+    }));
+    records.extend((0..5).map(|i| {
+        serde_json::json!({
+            "id": format!("short{i}"),
+            "title": "alpha alpha alpha",
+            "task": "alpha",
+            "solution": "alpha",
+            "feedback": {"success": 100},
+        })
+    }));
+    for layout in [Layout::One, Layout::Spills(40)] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        for limit in ["1", "3", "5"] {
+            let options = [("profile", "bm25f"), ("limit", limit)];
+            let mut by_index = request("alpha bravo charlie", &options);
+            by_index.set_option("backend", Some("index")).unwrap();
+            let mut by_scan = request("alpha bravo charlie", &options);
+            by_scan.set_option("backend", Some("scan")).unwrap();
+            let (a, b) = (
+                index.search(&by_index).unwrap(),
+                index.search(&by_scan).unwrap(),
+            );
+            assert_eq!(answer(&a), answer(&b), "limit {limit}, {layout:?}");
+            assert!(
+                a.results.iter().all(|r| r.id.starts_with("short")),
+                "the short records lead: {:?}",
+                a.results.iter().map(|r| &r.id).collect::<Vec<_>>()
+            );
+        }
+    }
+}
