@@ -274,6 +274,7 @@ fn accumulate(
     let n = segment.len();
     let file = segment.postings.file();
     let mut masks: Vec<u16> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
     for (t, parsed) in token_postings.iter().enumerate() {
         let bit = 1u64 << t;
         // Adds the token's group weights to the field sum, and one matched token.
@@ -289,20 +290,28 @@ fn accumulate(
                 })?;
             }
             several => {
-                // A record matching the token through several terms counts each group once.
+                // A record matching the token through several terms counts each group once:
+                // its groups are gathered first (the records listed as they are first met),
+                // then added, and the masks cleared for the next token.
                 if masks.is_empty() {
                     masks = scratch::MASKS.take(n as usize);
-                } else {
-                    masks.fill(0);
                 }
+                touched.clear();
                 for postings in several {
                     let palette = postings.palette();
                     postings.for_each(n, file, |doc, code| {
-                        masks[doc as usize] |= palette[code];
+                        let mask = &mut masks[doc as usize];
+                        if *mask == 0 {
+                            touched.push(doc);
+                        }
+                        *mask |= palette[code];
                     })?;
                 }
-                for (slot, &mask) in sums.iter_mut().zip(&masks) {
+                for &doc in &touched {
+                    // (Listed twice only if a palette held an empty mask: added once.)
+                    let mask = std::mem::take(&mut masks[doc as usize]);
                     if mask != 0 {
+                        let slot = &mut sums[doc as usize];
                         *slot = (*slot + weight(mask)) | bit;
                     }
                 }
