@@ -128,6 +128,23 @@ impl BitWriter {
     }
 }
 
+/// The 121 bits (at least) of `bytes` from bit `bit` on, in the low bits of the result: zero
+/// past the end. Lets several adjacent values be read with one load.
+pub fn bits_from(bytes: &[u8], bit: usize) -> u128 {
+    let at = bit / 8;
+    let word = match bytes.get(at..at + 16) {
+        Some(sixteen) => u128::from_le_bytes(sixteen.try_into().expect("16 bytes")),
+        None => {
+            let mut sixteen = [0u8; 16];
+            let tail = bytes.get(at..).unwrap_or(&[]);
+            let len = tail.len().min(16);
+            sixteen[..len].copy_from_slice(&tail[..len]);
+            u128::from_le_bytes(sixteen)
+        }
+    };
+    word >> (bit % 8)
+}
+
 /// The field of `width` bits (at most 64) at bit `bit` of `bytes`, as [`BitWriter`] wrote it.
 /// Bits past the end of `bytes` read as zero.
 #[inline]

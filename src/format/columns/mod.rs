@@ -154,6 +154,10 @@ mod tests {
         let doc32 = doc as u32;
         assert_eq!(&columns.row(doc32).unwrap(), expected, "row {doc}");
         assert_eq!(columns.feedback(doc32).unwrap(), expected.feedback);
+        assert_eq!(
+            columns.group_lengths(doc32).unwrap(),
+            expected.group_lengths
+        );
         assert_eq!(columns.id(doc32).unwrap(), expected.id);
         assert_eq!(columns.id_bytes(doc32).unwrap(), expected.id.as_bytes());
     }
@@ -209,7 +213,7 @@ mod tests {
     }
 
     fn length() -> impl Strategy<Value = u32> {
-        prop_oneof![4 => 0u32..300, 1 => Just(u32::MAX), 1 => any::<u32>()]
+        prop_oneof![24 => 0u32..300, 1 => Just(u32::MAX), 1 => any::<u32>()]
     }
 
     fn id() -> impl Strategy<Value = String> {
@@ -300,6 +304,12 @@ mod tests {
             let entry = write(&path, &rows);
             let columns = open(&path, &entry).unwrap();
             prop_assert_eq!(columns.len(), rows.len());
+            // Group lengths are read with one load when their columns are narrow, else one
+            // column at a time: both ways are drawn.
+            let narrow = rows.iter().all(|r| r.group_lengths.iter().all(|&l| l < 1 << 13));
+            if narrow {
+                prop_assert!(columns.groups_at_once);
+            }
             for (doc, expected) in rows.iter().enumerate() {
                 assert_reads(&columns, doc, expected);
             }

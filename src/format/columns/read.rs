@@ -13,7 +13,7 @@ use super::{
     SIGN, STRINGS_AT, SUPERSEDES_LEN, TRAILER_LEN, TYPE,
 };
 use crate::error::{Error, Result};
-use crate::format::bitpack::bits_at;
+use crate::format::bitpack::{bits_at, bits_from};
 use crate::format::bytes::{u32_at, u64_at};
 use crate::format::file::IndexFile;
 use crate::format::FormatError;
@@ -31,6 +31,9 @@ pub struct Columns {
     row_strings_min: u64,
     pub(super) columns: Box<[Column]>,
     pub(super) row_bits: usize,
+    /// Whether the group-length columns lie side by side in fewer bits than one wide read
+    /// holds ([`bits_from`]): then a row's group lengths are read at once.
+    pub(super) groups_at_once: bool,
     /// Per block, whether it passed its checksum. Allocated on first use; a sound block is
     /// hashed once.
     sound: OnceLock<Box<[AtomicBool]>>,
@@ -110,9 +113,17 @@ impl Columns {
                 "rows of {row_bits} bits do not fill the rows section"
             )));
         }
+        let groups = &columns[GROUPS..ID_LEN];
+        let groups_at_once = groups
+            .iter()
+            .try_fold(groups[0].offset, |at, c| {
+                (c.offset == at).then_some(at + c.width as usize)
+            })
+            .is_some_and(|end| end - groups[0].offset <= 121);
         Ok(Columns {
             file,
             len: n,
+            groups_at_once,
             strings_offset,
             header_offset,
             blocks_offset,
@@ -296,8 +307,25 @@ impl Columns {
     /// The token count of each field group of row `r`.
     fn group_lengths_of(&self, r: &CheckedRow<'_>) -> Result<[u32; GROUP_COUNT]> {
         let mut group_lengths = [0u32; GROUP_COUNT];
+        let first = self.columns[GROUPS].offset;
+        let wide = self
+            .groups_at_once
+            .then(|| bits_from(r.rows, r.bit + first));
         for (g, len) in group_lengths.iter_mut().enumerate() {
-            let value = self.value(r, GROUPS + g)?;
+            let value = match wide {
+                Some(wide) => {
+                    let column = &self.columns[GROUPS + g];
+                    let code = low_bits((wide >> (column.offset - first)) as u64, column.width);
+                    column.value(code).ok_or_else(|| {
+                        self.file.corrupt(format!(
+                            "row {}: code {code} is past the palette of column {}",
+                            r.doc,
+                            GROUPS + g
+                        ))
+                    })?
+                }
+                None => self.value(r, GROUPS + g)?,
+            };
             *len = u32::try_from(value).map_err(|_| {
                 self.file
                     .corrupt(format!("row {} has group length {value}", r.doc))
@@ -363,6 +391,15 @@ impl Columns {
     /// The id of record `doc` as bytes, for ordering ties (its block passed its checksums).
     pub fn id_bytes(&self, doc: u32) -> Result<&[u8]> {
         Ok(self.strings_of(&self.checked_row(doc)?)?.0)
+    }
+}
+
+/// The low `width` bits of `value`.
+fn low_bits(value: u64, width: u32) -> u64 {
+    match width {
+        0 => 0,
+        64.. => value,
+        _ => value & ((1 << width) - 1),
     }
 }
 
