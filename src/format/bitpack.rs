@@ -128,6 +128,12 @@ impl BitWriter {
     }
 }
 
+/// Whether bit `i` of a bit set (64 to a word, low bit first) is set; none past its end.
+pub fn bit_set(bits: &[u64], i: u32) -> bool {
+    bits.get(i as usize / 64)
+        .is_some_and(|word| word >> (i % 64) & 1 != 0)
+}
+
 /// The 121 bits (at least) of `bytes` from bit `bit` on, in the low bits of the result: zero
 /// past the end. Lets several adjacent values be read with one load.
 pub fn bits_from(bytes: &[u8], bit: usize) -> u128 {

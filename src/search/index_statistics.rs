@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
+use crate::format::bitpack::bit_set;
 use crate::format::postings::TermPostings;
 use crate::format::STOP_MARKER;
 use crate::index::Index;
@@ -151,12 +152,18 @@ pub(crate) fn exact_postings(
     query: &PreparedQuery,
     docs: &[DocRef],
 ) -> Result<Vec<ExactPostings>> {
-    let mut wanted: Vec<RoaringBitmap> = vec![RoaringBitmap::new(); index.segments().len()];
+    // Per segment, a bit per record asked about (tested once per posting of every term).
+    let mut wanted: Vec<Vec<u64>> = vec![Vec::new(); index.segments().len()];
     for doc in docs {
         if let Some(bits) = wanted.get_mut(doc.segment as usize) {
-            bits.insert(doc.doc);
+            let word = doc.doc as usize / 64;
+            if bits.len() <= word {
+                bits.resize(word + 1, 0);
+            }
+            bits[word] |= 1 << (doc.doc % 64);
         }
     }
+
     let mut out = Vec::with_capacity(query.tokens.len());
     for term in exact_terms(index, query)? {
         let mut postings = ExactPostings {
@@ -171,7 +178,7 @@ pub(crate) fn exact_postings(
                 index,
                 s,
                 parsed,
-                |doc| wanted[s].contains(doc),
+                |doc| bit_set(&wanted[s], doc),
                 |doc, tfs| {
                     let at = DocRef {
                         segment: s as u32,

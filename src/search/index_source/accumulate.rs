@@ -4,6 +4,7 @@
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
+use crate::format::bitpack::bit_set;
 use crate::format::postings::TermPostings;
 use crate::index::segment::Segment;
 use crate::schema::{GROUP_COUNT, MASK_WEIGHTS};
@@ -51,12 +52,6 @@ pub(super) enum CandidateSet {
     Dense,
     /// Few records, or for an empty query the records passing the filters.
     Listed(RoaringBitmap),
-}
-
-/// Whether bit `i` of a bit set is set (an empty set has none).
-pub(super) fn bit_set(bits: &[u64], i: u32) -> bool {
-    bits.get(i as usize / 64)
-        .is_some_and(|word| word >> (i % 64) & 1 != 0)
 }
 
 impl SegmentMatch<'_> {

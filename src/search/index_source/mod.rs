@@ -11,13 +11,14 @@ mod top;
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::format::bitpack::bit_set;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::{index_statistics, DocRef, Hit, Matched, Source, TopOrder};
 
-use accumulate::{bit_set, SegmentMatch};
+use accumulate::SegmentMatch;
 use terms::phrase_records;
 
 /// Searches the segments of an opened index.
