@@ -136,6 +136,7 @@ pub fn bit_set(bits: &[u64], i: u32) -> bool {
 
 /// The 121 bits (at least) of `bytes` from bit `bit` on, in the low bits of the result: zero
 /// past the end. Lets several adjacent values be read with one load.
+#[inline]
 pub fn bits_from(bytes: &[u8], bit: usize) -> u128 {
     let at = bit / 8;
     let word = match bytes.get(at..at + 16) {
@@ -159,24 +160,17 @@ pub fn bits_at(bytes: &[u8], bit: usize, width: u32) -> u64 {
     if width == 0 {
         return 0;
     }
-    let at = bit / 8;
-    let word = match bytes.get(at..at + 16) {
-        Some(sixteen) => u128::from_le_bytes(sixteen.try_into().expect("16 bytes")),
-        None => {
-            // Near the end: the bytes that are there, zero beyond.
-            let mut sixteen = [0u8; 16];
-            let tail = bytes.get(at..).unwrap_or(&[]);
-            let len = tail.len().min(16);
-            sixteen[..len].copy_from_slice(&tail[..len]);
-            u128::from_le_bytes(sixteen)
-        }
-    };
     // At most 7 + 64 bits are needed of the 128 read.
-    let value = (word >> (bit % 8)) as u64;
-    if width == 64 {
-        value
-    } else {
-        value & ((1u64 << width) - 1)
+    low_bits(bits_from(bytes, bit) as u64, width)
+}
+
+/// The low `width` bits of `value`.
+#[inline]
+pub fn low_bits(value: u64, width: u32) -> u64 {
+    match width {
+        0 => 0,
+        64.. => value,
+        _ => value & ((1 << width) - 1),
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseResult;
 use reliora::{BuildOptions, Index, SearchRequest, SearchResponse};
 
 /// A small vocabulary with prefix relations, stop words, CJK and non-ASCII words, so random
@@ -385,16 +386,23 @@ proptest! {
             ("now", "2025-08-01T00:00:00Z"),
         ];
         options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
-        let mut by_index = request(&query, &options);
-        by_index.set_option("backend", Some("index")).unwrap();
-        let mut by_scan = request(&query, &options);
-        by_scan.set_option("backend", Some("scan")).unwrap();
-        match (index.search(&by_index), index.search(&by_scan)) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
-            (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
-            (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
-        }
+        answers_as_a_scan(&index, &query, &options)?;
     }
+}
+
+/// The index's answer to `query` with `options` equals a plain scan's, which scores every
+/// candidate; or both fail with the same code.
+fn answers_as_a_scan(index: &Index, query: &str, options: &[(&str, &str)]) -> TestCaseResult {
+    let mut by_index = request(query, options);
+    by_index.set_option("backend", Some("index")).unwrap();
+    let mut by_scan = request(query, options);
+    by_scan.set_option("backend", Some("scan")).unwrap();
+    match (index.search(&by_index), index.search(&by_scan)) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
+        (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
+        (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
+    }
+    Ok(())
 }
 
 fn sample_index(dir: &Path) -> Index {
@@ -631,15 +639,7 @@ proptest! {
         let index = build(dir.path(), &records, layout);
         let limit_text = limit.to_string();
         let options: Vec<(&str, &str)> = vec![("profile", "bm25f"), ("limit", &limit_text)];
-        let mut by_index = request(&query, &options);
-        by_index.set_option("backend", Some("index")).unwrap();
-        let mut by_scan = request(&query, &options);
-        by_scan.set_option("backend", Some("scan")).unwrap();
-        match (index.search(&by_index), index.search(&by_scan)) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(answer(&a), answer(&b), "query {:?}", query),
-            (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code()),
-            (a, b) => prop_assert!(false, "index {:?} vs scan {:?}", a.is_ok(), b.is_ok()),
-        }
+        answers_as_a_scan(&index, &query, &options)?;
     }
 }
 
@@ -685,15 +685,11 @@ fn bm25f_finds_the_page_beyond_the_records_whose_bounds_lead() {
         let index = build(dir.path(), &records, layout);
         for limit in ["1", "3", "5"] {
             let options = [("profile", "bm25f"), ("limit", limit)];
-            let mut by_index = request("alpha bravo charlie", &options);
-            by_index.set_option("backend", Some("index")).unwrap();
-            let mut by_scan = request("alpha bravo charlie", &options);
-            by_scan.set_option("backend", Some("scan")).unwrap();
-            let (a, b) = (
-                index.search(&by_index).unwrap(),
-                index.search(&by_scan).unwrap(),
-            );
-            assert_eq!(answer(&a), answer(&b), "limit {limit}, {layout:?}");
+            let context = format!("limit {limit}, {layout:?}");
+            answers_as_a_scan(&index, "alpha bravo charlie", &options).expect(&context);
+            let a = index
+                .search(&request("alpha bravo charlie", &options))
+                .unwrap();
             assert!(
                 a.results.iter().all(|r| r.id.starts_with("short")),
                 "the short records lead: {:?}",

@@ -13,7 +13,7 @@ use super::{
     SIGN, STRINGS_AT, SUPERSEDES_LEN, TRAILER_LEN, TYPE,
 };
 use crate::error::{Error, Result};
-use crate::format::bitpack::{bits_at, bits_from};
+use crate::format::bitpack::{bits_at, bits_from, low_bits};
 use crate::format::bytes::{u32_at, u64_at};
 use crate::format::file::IndexFile;
 use crate::format::FormatError;
@@ -391,15 +391,6 @@ impl Columns {
     /// The id of record `doc` as bytes, for ordering ties (its block passed its checksums).
     pub fn id_bytes(&self, doc: u32) -> Result<&[u8]> {
         Ok(self.strings_of(&self.checked_row(doc)?)?.0)
-    }
-}
-
-/// The low `width` bits of `value`.
-fn low_bits(value: u64, width: u32) -> u64 {
-    match width {
-        0 => 0,
-        64.. => value,
-        _ => value & ((1 << width) - 1),
     }
 }
 
