@@ -128,14 +128,6 @@ impl<'a> IndexSource<'a> {
             .map(|(m, sets)| self.exact_scores(m, &weigh, &sets.involved, wanted))
             .collect::<Result<_>>()?;
 
-        // What the pairs can add to a record at most (those whose tokens it holds), and at least.
-        let pairs_most = |e: &Exact| -> f64 {
-            pairs
-                .iter()
-                .filter(|(mask, _)| e.tokens & mask == *mask)
-                .map(|(_, bonus)| bonus.max(0.0))
-                .sum::<f64>()
-        };
         let mut lower: Vec<f64> = exact
             .iter()
             .zip(&sets)
@@ -159,7 +151,8 @@ impl<'a> IndexSource<'a> {
                     .iter()
                     .filter(|e| {
                         sets.involved.contains(e.doc)
-                            || e.score + pairs_most(e) + FEEDBACK_MAX + SLACK >= floor
+                            || e.score + pairs_most(&pairs, e.tokens) + FEEDBACK_MAX + SLACK
+                                >= floor
                     })
                     .map(|e| {
                         let mut feedback = columns.feedback(e.doc)?;
@@ -189,7 +182,8 @@ impl<'a> IndexSource<'a> {
         for (s, (reach, sets)) in reach.iter_mut().zip(&sets).enumerate() {
             let m = &matches[s];
             reach.retain(|(e, feedback)| {
-                sets.involved.contains(e.doc) || e.score + feedback + pairs_most(e) + SLACK >= floor
+                sets.involved.contains(e.doc)
+                    || e.score + feedback + pairs_most(&pairs, e.tokens) + SLACK >= floor
             });
             let exact: Vec<&Exact> = reach.iter().map(|(e, _)| *e).collect();
             let bonuses = self.pair_bonuses(m, &exact, query, &pairs)?;
@@ -362,6 +356,16 @@ struct Prune<'t> {
     pairs_least: f64,
 }
 
+/// The most the proximity `pairs` (mask of their two tokens, bonus) can add to a record
+/// holding the tokens of `tokens`: those of its pairs whose bonus is positive.
+fn pairs_most(pairs: &[(u32, f64)], tokens: u32) -> f64 {
+    pairs
+        .iter()
+        .filter(|(mask, _)| tokens & mask == *mask)
+        .map(|(_, bonus)| bonus.max(0.0))
+        .sum()
+}
+
 /// The buckets of [`TokenBounds::bucket`].
 const BUCKETS: usize = 1024;
 
@@ -413,13 +417,7 @@ impl<'t> TokenBounds<'t> {
             .enumerate()
             .map(|(byte, table)| table[(coverage >> (8 * byte)) as u8 as usize])
             .sum();
-        let pairs: f64 = self
-            .pairs
-            .iter()
-            .filter(|(mask, _)| coverage & mask == *mask)
-            .map(|(_, bonus)| bonus.max(0.0))
-            .sum();
-        tokens + pairs + FEEDBACK_MAX
+        tokens + pairs_most(self.pairs, coverage) + FEEDBACK_MAX
     }
 
     /// The bucket of a bound: ascending with it, 0 for a bound of at most 0.
