@@ -83,6 +83,11 @@ fn dispatch(
     match &cli.command {
         Command::Build(build) => run_build(index_dir, build, printer),
         Command::Search(search) => {
+            // The calling thread is one of the pool's workers: a search's parallel parts start
+            // on it instead of waking a worker and sleeping until that worker is done.
+            let _ = rayon::ThreadPoolBuilder::new()
+                .use_current_thread()
+                .build_global();
             let sub = matches
                 .subcommand_matches("search")
                 .expect("search subcommand matched");
@@ -252,6 +257,10 @@ fn run_search(
         (None, Some(_)) => {
             let response = run(&request)?;
             printer.json_or_text(&response, |out| output::write_response(out, &response));
+            // The process ends with this answer: its files are unmapped by the exit, at once,
+            // rather than one by one while a worker thread lives (each unmapping would then
+            // interrupt that thread's core to flush its address cache).
+            std::mem::forget(indexes);
             Ok(0)
         }
         (Some(_), Some(_)) => Err(Error::query(
@@ -272,8 +281,8 @@ fn run_batch(
     file: &Path,
 ) -> Result<i32> {
     let reader = BufReader::new(File::open(file).map_err(|e| Error::io(file, e))?);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // A response is one write, as soon as it is known (stdout's own buffer is 1 KiB).
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut status = 0;
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| Error::io(file, e))?;
@@ -297,7 +306,9 @@ fn run_batch(
                 })
             }
         };
-        writeln!(out, "{value}").map_err(|e| Error::io("<stdout>", e))?;
+        writeln!(out, "{value}")
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io("<stdout>", e))?;
     }
     Ok(status)
 }

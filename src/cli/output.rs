@@ -36,8 +36,8 @@ impl Printer {
         value: &T,
         text: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     ) {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
+        // One write for the whole answer: stdout's own buffer is a line of 1 KiB.
+        let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
         let written = match self.format {
             Format::Json => serde_json::to_writer(&mut out, value)
                 .map_err(io::Error::from)

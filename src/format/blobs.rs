@@ -151,6 +151,7 @@ impl BlobFile {
                     "blob {index} ({len} bytes at {offset}) is out of bounds"
                 ))
             })?;
+        self.file.populate(range.clone());
         FormatError::check_crc(
             || format!("blob {index}"),
             crc,

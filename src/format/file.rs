@@ -87,7 +87,17 @@ impl IndexFile {
 
     /// Verifies the CRC of the whole body (O(file size)).
     pub fn verify(&self) -> Result<()> {
+        self.populate(0..self.body().len());
         verify_body(self.body(), &self.footer, self.path())
+    }
+
+    /// Maps `range` of the body in one call before it is read whole, when it spans more than
+    /// the pages one fault maps (see [`MappedFile::populate`]).
+    pub fn populate(&self, range: std::ops::Range<usize>) {
+        const FAULT_AROUND: usize = 64 << 10;
+        if range.len() > FAULT_AROUND {
+            self.file.populate(range);
+        }
     }
 
     /// A corruption error naming this file: a [`FormatError`], or a description of the

@@ -223,6 +223,12 @@ impl StoreFile {
         })
     }
 
+    /// Reads and checks the model now rather than at the first record read. A damaged model
+    /// is left for that read to report.
+    pub fn warm(&self) {
+        let _ = self.model();
+    }
+
     /// The parsed model, read and checked on first use.
     fn model(&self) -> Result<&Model> {
         if let Some(model) = self.model.get() {
@@ -495,6 +501,8 @@ mod tests {
         for (i, (model, expected)) in damaged.into_iter().enumerate() {
             let path = dir.path().join(format!("broken{i}.store"));
             let store = raw_store(&path, &[&[model][..], &blobs[1..]].concat());
+            // Warming up reads the model and leaves its damage for every read to report.
+            store.warm();
             for record in [0, 1, 1_999] {
                 let message = store.get(record).unwrap_err().to_string();
                 assert!(message.contains(&format!("broken{i}.store")), "{message}");
@@ -514,6 +522,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let footer = crate::format::footer::write_file(&path, FileKind::Store, &body).unwrap();
         let store = open(&path, footer).unwrap();
+        store.warm();
         for i in [0, 1_999] {
             let error = store.get(i).unwrap_err();
             assert!(error.to_string().contains("flipped.store"), "{error}");

@@ -273,6 +273,11 @@ impl Segment {
         self.store.is_empty()
     }
 
+    /// Reads and checks the store's model now (a damaged one is reported by the reads).
+    pub fn warm_store(&self) {
+        self.store.records.warm();
+    }
+
     /// Decodes record `doc`.
     pub fn stored(&self, doc: u32) -> Result<StoredRecord> {
         self.store.get(doc)

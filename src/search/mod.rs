@@ -118,6 +118,9 @@ pub(crate) trait Source: Sync {
     ) -> Result<Option<Matched<'_>>> {
         Ok(None)
     }
+    /// Readies what [`Source::stored`] reads first (an index's store models), while the
+    /// candidates are scored: a fresh process reads them off the critical path.
+    fn warm(&self) {}
     /// The stored record at `doc`.
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
     /// The live record with this id.

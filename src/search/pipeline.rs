@@ -38,8 +38,8 @@ pub(crate) fn execute(
     request: &SearchRequest,
     context: Context<'_>,
 ) -> Result<SearchResponse> {
-    let scored = score(source, request, &context)?;
-    Ok(finish(source, context, scored)?.0)
+    let (scored, ()) = rayon::join(|| score(source, request, &context), || source.warm());
+    Ok(finish(source, context, scored?)?.0)
 }
 
 /// A search through its profile (stages 1–5): every kept candidate scored, in no particular

@@ -30,6 +30,10 @@ impl<T: Copy + Default> Pool<T> {
             .map(|mut free| free.pop().unwrap_or_default())
             .unwrap_or_default();
         array.clear();
+        if array.capacity() < len {
+            array.reserve_exact(len);
+            crate::format::mmap::prefer_huge_pages(&mut array);
+        }
         array.resize(len, T::default());
         array
     }

@@ -31,6 +31,12 @@ impl Source for IndexSource<'_> {
         "index"
     }
 
+    fn warm(&self) {
+        for segment in self.index.segments() {
+            segment.warm_store();
+        }
+    }
+
     fn matched(&self, query: &PreparedQuery, filters: &Filters) -> Result<Matched<'_>> {
         let per_segment = self
             .index
