@@ -10,6 +10,7 @@
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -21,6 +22,8 @@ use crate::error::{Error, Result};
 pub struct MappedFile {
     bytes: Arc<Bytes>,
     path: Arc<PathBuf>,
+    /// Bytes [`MappedFile::populate`] asked the kernel to map so far.
+    populated: Arc<AtomicUsize>,
 }
 
 enum Bytes {
@@ -49,6 +52,7 @@ impl MappedFile {
         Ok(MappedFile {
             bytes: Arc::new(bytes),
             path: Arc::new(path.to_path_buf()),
+            populated: Arc::default(),
         })
     }
 
@@ -57,6 +61,7 @@ impl MappedFile {
         MappedFile {
             bytes: Arc::new(Bytes::Memory(bytes)),
             path: Arc::new(path.to_path_buf()),
+            populated: Arc::default(),
         }
     }
 
@@ -82,10 +87,17 @@ impl MappedFile {
     /// Maps `range` into this process in one call (`MADV_POPULATE_READ`) before it is read
     /// whole: one system call instead of a page fault every few pages. A hint: where the
     /// kernel does not know it (before Linux 5.14), the reads fault the pages in as before.
+    /// At most the file's length is asked for in all: a long-lived process, whose pages stay
+    /// mapped, stops asking once it could have mapped the whole file.
     pub fn populate(&self, range: std::ops::Range<usize>) {
         #[cfg(target_os = "linux")]
         if let Bytes::Mapped(map) = &*self.bytes {
-            if range.start < range.end && range.end <= map.len() {
+            let len = range.end.saturating_sub(range.start);
+            if len > 0
+                && range.end <= map.len()
+                && self.populated.load(Ordering::Relaxed) < map.len()
+                && self.populated.fetch_add(len, Ordering::Relaxed) + len <= map.len()
+            {
                 let _ = map.advise_range(
                     memmap2::Advice::PopulateRead,
                     range.start,
@@ -225,6 +237,16 @@ mod tests {
         file.populate(0..(5 << 20));
         file.populate(3..3);
         assert_eq!(file[4 << 19], 7);
+        // Pages unmapped, asked again: mapped again, up to the file's length in all.
+        file.release_pages();
+        file.populate(0..(1 << 20));
+        let rss = field_kb(&smaps_entry(address), "Rss");
+        // (The page cache may hold the file in folios larger than a page, mapped whole.)
+        assert!((1024..=2048).contains(&rss), "1 MiB mapped again: {rss} kB");
+        file.release_pages();
+        file.populate(0..(2 << 20));
+        let rss = field_kb(&smaps_entry(address), "Rss");
+        assert_eq!(rss, 0, "the file's length was asked for already: {rss} kB");
     }
 
     #[test]
