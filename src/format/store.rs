@@ -229,6 +229,12 @@ impl StoreFile {
         let _ = self.model();
     }
 
+    /// Whether the model was read (for tests of who reads it).
+    #[cfg(test)]
+    pub fn model_is_read(&self) -> bool {
+        self.model.get().is_some()
+    }
+
     /// The parsed model, read and checked on first use.
     fn model(&self) -> Result<&Model> {
         if let Some(model) = self.model.get() {

@@ -278,6 +278,12 @@ impl Segment {
         self.store.records.warm();
     }
 
+    /// Whether the store's model was read (for tests of who reads it).
+    #[cfg(test)]
+    pub fn store_is_warm(&self) -> bool {
+        self.store.records.model_is_read()
+    }
+
     /// Decodes record `doc`.
     pub fn stored(&self, doc: u32) -> Result<StoredRecord> {
         self.store.get(doc)

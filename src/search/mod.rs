@@ -119,8 +119,9 @@ pub(crate) trait Source: Sync {
         Ok(None)
     }
     /// Readies what [`Source::stored`] reads first (an index's store models), while the
-    /// candidates are scored: a fresh process reads them off the critical path.
-    fn warm(&self) {}
+    /// candidates are scored, until `done` is set: a fresh process reads them off the critical
+    /// path.
+    fn warm(&self, _done: &std::sync::atomic::AtomicBool) {}
     /// The stored record at `doc`.
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
     /// The live record with this id.

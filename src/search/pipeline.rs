@@ -11,6 +11,7 @@
 //! 8. [`respond::results`], [`respond::explain`], [`respond::fingerprint`]: the response.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -38,7 +39,15 @@ pub(crate) fn execute(
     request: &SearchRequest,
     context: Context<'_>,
 ) -> Result<SearchResponse> {
-    let (scored, ()) = rayon::join(|| score(source, request, &context), || source.warm());
+    // What the page's records need is readied on another worker while the candidates are
+    // scored, and no longer than that.
+    let scored_all = AtomicBool::new(false);
+    let score_all = || {
+        let scored = score(source, request, &context);
+        scored_all.store(true, Ordering::Relaxed);
+        scored
+    };
+    let (scored, ()) = rayon::join(score_all, || source.warm(&scored_all));
     Ok(finish(source, context, scored?)?.0)
 }
 

@@ -8,6 +8,8 @@ mod bm25f_top;
 mod terms;
 mod top;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -31,8 +33,14 @@ impl Source for IndexSource<'_> {
         "index"
     }
 
-    fn warm(&self) {
-        for segment in self.index.segments() {
+    fn warm(&self, done: &AtomicBool) {
+        // The largest segments first: they hold most of a page.
+        let mut segments: Vec<&Segment> = self.index.segments().iter().collect();
+        segments.sort_by_key(|segment| std::cmp::Reverse(segment.len()));
+        for segment in segments {
+            if done.load(Ordering::Relaxed) {
+                break;
+            }
             segment.warm_store();
         }
     }
@@ -178,5 +186,39 @@ impl<'a> IndexSource<'a> {
             token_groups: vec![m.token_groups(&docs)?],
             counts: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::BuildOptions;
+
+    #[test]
+    fn warming_reads_the_stores_until_told_to_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("records.jsonl");
+        let lines: Vec<String> = (0..30)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"r{i}","task":"connection pool timeout {i}","solution":"raise the pool size"}}"#
+                )
+            })
+            .collect();
+        std::fs::write(&input, lines.join("\n")).unwrap();
+        let path = dir.path().join("index");
+        let options = BuildOptions {
+            inputs: vec![input],
+            segment_records: 10,
+            ..Default::default()
+        };
+        Index::build(&path, &options).unwrap();
+        let index = Index::open(&path).unwrap();
+        assert_eq!(index.segments().len(), 3);
+        let source = IndexSource { index: &index };
+        source.warm(&AtomicBool::new(true));
+        assert!(index.segments().iter().all(|s| !s.store_is_warm()));
+        source.warm(&AtomicBool::new(false));
+        assert!(index.segments().iter().all(|s| s.store_is_warm()));
     }
 }
