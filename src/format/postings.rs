@@ -42,6 +42,18 @@ const NO_RUN_COOKIE: u32 = 12346;
 const ARRAY_LIMIT: usize = 4096;
 const BITMAP_BYTES: usize = 8192;
 
+/// Records per chunk of [`TermPostings::for_each_in_chunk`]: one roaring container's.
+pub const CHUNK_RECORDS: usize = 1 << 16;
+
+/// Where a walk over a term's records chunk by chunk stands
+/// ([`TermPostings::for_each_in_chunk`]): the next container, its data, its first position.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkCursor {
+    container: usize,
+    data: usize,
+    position: usize,
+}
+
 /// One posting given to [`encode_term`]: (record, group, term frequency).
 pub type Posting = (u32, u8, u32);
 
@@ -293,15 +305,81 @@ impl<'a> TermPostings<'a> {
         &self,
         records: u32,
         file: &IndexFile,
+        visit: impl FnMut(u32, usize),
+    ) -> Result<()> {
+        let mut cursor = self.chunk_cursor();
+        self.walk_coded(&mut cursor, self.containers, records, file, visit)
+    }
+
+    /// A cursor at the first chunk, for [`TermPostings::for_each_in_chunk`].
+    pub fn chunk_cursor(&self) -> ChunkCursor {
+        ChunkCursor {
+            container: 0,
+            data: 8 + 8 * self.containers,
+            position: 0,
+        }
+    }
+
+    /// [`TermPostings::for_each`] over the records of chunk `chunk` alone (records `chunk ×`
+    /// [`CHUNK_RECORDS`] up to the next chunk's), from `cursor`, which it moves past them. A
+    /// term's chunks are walked in ascending order, each once, the cursor carried from one to
+    /// the next; once past the last chunk of the segment, [`TermPostings::finish_chunks`]
+    /// tells whether records remain beyond it.
+    #[inline]
+    pub fn for_each_in_chunk(
+        &self,
+        cursor: &mut ChunkCursor,
+        chunk: u16,
+        records: u32,
+        file: &IndexFile,
+        visit: impl FnMut(u32, usize),
+    ) -> Result<()> {
+        if cursor.container < self.containers {
+            let key = u16_at(self.docs, 8 + 4 * cursor.container);
+            debug_assert!(key >= chunk, "chunk {key} was skipped");
+            if key == chunk {
+                return self.walk_coded(cursor, cursor.container + 1, records, file, visit);
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails if records remain past `cursor` (after the segment's last chunk: records beyond
+    /// it).
+    pub fn finish_chunks(
+        &self,
+        cursor: &ChunkCursor,
+        records: u32,
+        file: &IndexFile,
+    ) -> Result<()> {
+        if cursor.container < self.containers {
+            let key = u32::from(u16_at(self.docs, 8 + 4 * cursor.container));
+            return Err(file.corrupt(format!(
+                "postings name records from {}, the segment holds {records}",
+                key << 16
+            )));
+        }
+        Ok(())
+    }
+
+    /// Calls `visit(record, palette index)` for each record of the containers from the
+    /// cursor's up to container `end`, moving the cursor past them.
+    #[inline]
+    fn walk_coded(
+        &self,
+        cursor: &mut ChunkCursor,
+        end: usize,
+        records: u32,
+        file: &IndexFile,
         mut visit: impl FnMut(u32, usize),
     ) -> Result<()> {
         let palette = self.palette.len();
         let codes = self.codes;
         if palette == 1 {
-            return self.walk(records, file, |doc, _| visit(doc, 0));
+            return self.walk(cursor, end, records, file, |doc, _| visit(doc, 0));
         }
         let mut bad = None;
-        self.walk(records, file, |doc, i| {
+        self.walk(cursor, end, records, file, |doc, i| {
             let code = codes.get(i) as usize;
             if code < palette {
                 visit(doc, code);
@@ -317,23 +395,29 @@ impl<'a> TermPostings<'a> {
         }
     }
 
-    /// Calls `visit(record, position)` for each record, ascending.
+    /// Calls `visit(record, position)` for each record of the containers from the cursor's
+    /// up to container `end`, ascending, moving the cursor past them.
     #[inline]
     fn walk(
         &self,
+        cursor: &mut ChunkCursor,
+        end: usize,
         records: u32,
         file: &IndexFile,
         mut visit: impl FnMut(u32, usize),
     ) -> Result<()> {
         let bytes = self.docs;
-        let mut data = 8 + 8 * self.containers;
-        let mut position = 0usize;
+        let ChunkCursor {
+            container: first,
+            mut data,
+            mut position,
+        } = *cursor;
         let beyond = |doc: u32| {
             file.corrupt(format!(
                 "postings name record {doc}, the segment holds {records}"
             ))
         };
-        for c in 0..self.containers {
+        for c in first..end {
             let key = u32::from(u16_at(bytes, 8 + 4 * c));
             let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
             let base = key << 16;
@@ -382,6 +466,11 @@ impl<'a> TermPostings<'a> {
                 data += BITMAP_BYTES;
             }
         }
+        *cursor = ChunkCursor {
+            container: end,
+            data,
+            position,
+        };
         Ok(())
     }
 
@@ -791,6 +880,19 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(visited, expected);
+                // Chunk by chunk, the cursor carried along: the same records and codes.
+                let mut chunked = Vec::new();
+                let mut cursor = postings.chunk_cursor();
+                for chunk in 0..(1u32 << 20).div_ceil(CHUNK_RECORDS as u32) {
+                    postings
+                        .for_each_in_chunk(&mut cursor, chunk as u16, 1 << 20, file, |doc, code| {
+                            assert_eq!(doc as usize / CHUNK_RECORDS, chunk as usize);
+                            chunked.push((doc, postings.palette()[code]));
+                        })
+                        .unwrap();
+                }
+                postings.finish_chunks(&cursor, 1 << 20, file).unwrap();
+                assert_eq!(chunked, expected);
                 for &(doc, mask) in &expected {
                     assert_eq!(postings.mask_of(doc, file).unwrap(), Some(mask));
                     if !model.contains_key(&(doc + 1)) {
@@ -844,6 +946,39 @@ mod tests {
                 "{error}"
             );
             assert!(postings.for_each(70_001, file, |_, _| {}).is_ok());
+        });
+    }
+
+    /// Walked chunk by chunk over a segment's chunks, records in a chunk past the segment's
+    /// last are reported when the walk finishes, and those past its end within its last chunk
+    /// when that chunk is walked.
+    #[test]
+    fn a_chunked_walk_reports_records_beyond_the_segment() {
+        with_file(|file| {
+            let mut blob = Vec::new();
+            encode_term(&[(3, 0, 1), (70_000, 2, 1)], &mut blob);
+            let postings = TermPostings::parse(&blob, file).unwrap();
+            let mut cursor = postings.chunk_cursor();
+            let mut docs = Vec::new();
+            postings
+                .for_each_in_chunk(&mut cursor, 0, 1000, file, |doc, _| docs.push(doc))
+                .unwrap();
+            assert_eq!(docs, [3]);
+            let error = postings
+                .finish_chunks(&cursor, 1000, file)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("records from 65536, the segment holds 1000"),
+                "{error}"
+            );
+
+            let mut cursor = postings.chunk_cursor();
+            for chunk in 0..2 {
+                let walked =
+                    postings.for_each_in_chunk(&mut cursor, chunk, 69_000, file, |_, _| {});
+                assert_eq!(walked.is_ok(), chunk == 0);
+            }
         });
     }
 

@@ -24,17 +24,26 @@ impl<T: Copy + Default> Pool<T> {
 
     /// An array of `len` default values.
     pub fn take(&self, len: usize) -> Vec<T> {
+        let mut array = self.take_unzeroed(len);
+        array.fill(T::default());
+        array
+    }
+
+    /// An array of `len` values that are not zeroed: what an earlier search left there (for
+    /// callers that write every value before reading any).
+    pub fn take_unzeroed(&self, len: usize) -> Vec<T> {
         let mut array = self
             .free
             .lock()
             .map(|mut free| free.pop().unwrap_or_default())
             .unwrap_or_default();
-        array.clear();
         if array.capacity() < len {
+            array.clear();
             array.reserve_exact(len);
             crate::format::mmap::prefer_huge_pages(&mut array);
         }
         array.resize(len, T::default());
+        array.truncate(len);
         array
     }
 

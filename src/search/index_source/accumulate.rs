@@ -5,7 +5,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
-use crate::format::postings::TermPostings;
+use crate::format::postings::{ChunkCursor, TermPostings, CHUNK_RECORDS};
 use crate::index::segment::Segment;
 use crate::schema::{GROUP_COUNT, MASK_WEIGHTS};
 use crate::search::filters::Filters;
@@ -195,7 +195,7 @@ impl<'a> IndexSource<'a> {
         let mut sums = if postings_total == 0 {
             Vec::new()
         } else {
-            scratch::WORDS.take(n as usize)
+            scratch::WORDS.take_unzeroed(n as usize)
         };
         accumulate(segment, &token_postings, stride, &mut sums)?;
         keep_allowed(&mut sums, allowed.as_ref(), &absent, n);
@@ -258,63 +258,109 @@ fn token_postings<'s>(
     Ok((terms, token_postings))
 }
 
-/// Term-at-a-time accumulation into a dense per-record array (see [`SegmentMatch::sums`]): one
-/// pass over each token's postings, a record's group mask turned into its weight by table.
+/// Term-at-a-time accumulation into a dense per-record array (see [`SegmentMatch::sums`]), one
+/// chunk of [`CHUNK_RECORDS`] records at a time so that the chunk's sums stay in cache while
+/// every token's postings are added to them (a pass per token over the whole array would miss
+/// the cache on nearly every posting at a million records). Every value of `sums` is written:
+/// it need not come zeroed. A record's group mask is turned into its weight by table.
 fn accumulate(
     segment: &Segment,
     token_postings: &[Vec<TermPostings<'_>>],
     stride: u32,
     sums: &mut [u64],
 ) -> Result<()> {
+    if sums.is_empty() {
+        return Ok(());
+    }
     let n = segment.len();
     let file = segment.postings.file();
-    let mut masks: Vec<u16> = Vec::new();
-    let mut touched: Vec<u32> = Vec::new();
-    for (t, parsed) in token_postings.iter().enumerate() {
-        let bit = 1u64 << t;
-        // Adds the token's group weights to the field sum, and one matched token.
-        let weight =
-            |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
-        match parsed.as_slice() {
-            [] => {}
-            [postings] => {
-                let add: Vec<u64> = postings.palette().iter().map(|&m| weight(m)).collect();
-                postings.for_each(n, file, |doc, code| {
-                    let slot = &mut sums[doc as usize];
-                    *slot = (*slot + add[code]) | bit;
-                })?;
-            }
-            several => {
-                // A record matching the token through several terms counts each group once:
-                // its groups are gathered first (the records listed as they are first met),
-                // then added, and the masks cleared for the next token.
-                if masks.is_empty() {
-                    masks = scratch::MASKS.take(n as usize);
+    // Adds a token's group weights to the field sum, and one matched token.
+    let weight = |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
+    let mut walks: Vec<TokenWalk<'_, '_>> = token_postings
+        .iter()
+        .map(|terms| TokenWalk {
+            adds: terms
+                .iter()
+                .map(|postings| postings.palette().iter().map(|&m| weight(m)).collect())
+                .collect(),
+            cursors: terms.iter().map(TermPostings::chunk_cursor).collect(),
+            terms,
+        })
+        .collect();
+    let several = walks.iter().any(|walk| walk.terms.len() > 1);
+    // A chunk's group masks and the records met in it, for tokens of several terms.
+    let mut masks: Vec<u16> = if several {
+        scratch::MASKS.take(CHUNK_RECORDS)
+    } else {
+        Vec::new()
+    };
+    let mut touched = [0u64; CHUNK_RECORDS / 64];
+    for (chunk, chunk_sums) in sums.chunks_mut(CHUNK_RECORDS).enumerate() {
+        chunk_sums.fill(0);
+        let base = (chunk * CHUNK_RECORDS) as u32;
+        let key = chunk as u16;
+        for (t, walk) in walks.iter_mut().enumerate() {
+            let bit = 1u64 << t;
+            match walk.terms {
+                [] => {}
+                [postings] => {
+                    let add = &walk.adds[0];
+                    postings.for_each_in_chunk(
+                        &mut walk.cursors[0],
+                        key,
+                        n,
+                        file,
+                        |doc, code| {
+                            let slot = &mut chunk_sums[(doc - base) as usize];
+                            *slot = (*slot + add[code]) | bit;
+                        },
+                    )?;
                 }
-                touched.clear();
-                for postings in several {
-                    let palette = postings.palette();
-                    postings.for_each(n, file, |doc, code| {
-                        let mask = &mut masks[doc as usize];
-                        if *mask == 0 {
-                            touched.push(doc);
+                terms => {
+                    // A record matching the token through several terms counts each group
+                    // once: its groups are gathered first, the records met marked, then added
+                    // in record order, the masks and marks cleared for the next token.
+                    for (postings, cursor) in terms.iter().zip(&mut walk.cursors) {
+                        let palette = postings.palette();
+                        postings.for_each_in_chunk(cursor, key, n, file, |doc, code| {
+                            let at = (doc - base) as usize;
+                            masks[at] |= palette[code];
+                            touched[at / 64] |= 1 << (at % 64);
+                        })?;
+                    }
+                    for (w, word) in touched.iter_mut().enumerate() {
+                        let mut marked = std::mem::take(word);
+                        while marked != 0 {
+                            let at = 64 * w + marked.trailing_zeros() as usize;
+                            marked &= marked - 1;
+                            // (An empty mask, possible only from an empty palette entry, adds
+                            // nothing.)
+                            let mask = std::mem::take(&mut masks[at]);
+                            if mask != 0 {
+                                let slot = &mut chunk_sums[at];
+                                *slot = (*slot + weight(mask)) | bit;
+                            }
                         }
-                        *mask |= palette[code];
-                    })?;
-                }
-                for &doc in &touched {
-                    // (Listed twice only if a palette held an empty mask: added once.)
-                    let mask = std::mem::take(&mut masks[doc as usize]);
-                    if mask != 0 {
-                        let slot = &mut sums[doc as usize];
-                        *slot = (*slot + weight(mask)) | bit;
                     }
                 }
             }
         }
     }
+    for walk in &walks {
+        for (postings, cursor) in walk.terms.iter().zip(&walk.cursors) {
+            postings.finish_chunks(cursor, n, file)?;
+        }
+    }
     scratch::MASKS.give(masks);
     Ok(())
+}
+
+/// One query token's terms walked chunk by chunk: per term, what each palette entry adds and
+/// where its walk stands.
+struct TokenWalk<'t, 's> {
+    terms: &'t [TermPostings<'s>],
+    adds: Vec<Vec<u64>>,
+    cursors: Vec<ChunkCursor>,
 }
 
 /// Clears the sums of records outside the filters' `allowed` set and of `absent` records.
