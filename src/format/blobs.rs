@@ -10,10 +10,14 @@
 //! ```
 //!
 //! Reading blob `i` checks its directory entry against the body bounds and its bytes against
-//! their CRC, so a damaged blob is reported, never decoded.
+//! their CRC, so a damaged blob is reported, never decoded. A blob's CRC is checked the first
+//! time a process reads it (the files are never rewritten in place: a blob's bytes are the
+//! same at every later read), not at every search.
 
 use crate::format::directory::FileTarget;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
 use crate::format::bytes::{u32_at, u64_at};
@@ -75,6 +79,8 @@ pub struct BlobFile {
     file: IndexFile,
     count: usize,
     dir_offset: usize,
+    /// A bit per blob: its CRC was checked (made at the first read, shared by clones).
+    checked: Arc<OnceLock<Box<[AtomicU64]>>>,
 }
 
 impl BlobFile {
@@ -100,6 +106,7 @@ impl BlobFile {
             count: count as usize,
             dir_offset: dir_offset as usize,
             file,
+            checked: Arc::default(),
         })
     }
 
@@ -151,13 +158,69 @@ impl BlobFile {
                     "blob {index} ({len} bytes at {offset}) is out of bounds"
                 ))
             })?;
-        self.file.populate(range.clone());
-        FormatError::check_crc(
-            || format!("blob {index}"),
-            crc,
-            crc32fast::hash(&body[range.clone()]),
-        )
-        .map_err(|problem| self.file.corrupt(problem))?;
+        let checked = self.checked.get_or_init(|| {
+            (0..self.count.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect()
+        });
+        let (word, bit) = (&checked[index / 64], 1u64 << (index % 64));
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            self.file.populate(range.clone());
+            FormatError::check_crc(
+                || format!("blob {index}"),
+                crc,
+                crc32fast::hash(&body[range.clone()]),
+            )
+            .map_err(|problem| self.file.corrupt(problem))?;
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
         Ok(range)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::manifest::FileEntry;
+    use std::io::{Seek, SeekFrom, Write};
+
+    fn write(path: &std::path::Path, blobs: &[&[u8]]) -> Footer {
+        let mut writer = BlobWriter::create(path, FileKind::Postings).unwrap();
+        for blob in blobs {
+            writer.push(blob).unwrap();
+        }
+        writer.finish().unwrap()
+    }
+
+    fn open(path: &std::path::Path, footer: Footer) -> BlobFile {
+        BlobFile::open(IndexFile::open(path, FileKind::Postings, &FileEntry::from(footer)).unwrap())
+            .unwrap()
+    }
+
+    /// A blob damaged before its first read is refused; its CRC is checked at that read only,
+    /// in each process that opens the file (the files are never rewritten in place).
+    #[test]
+    fn a_blob_is_checked_at_its_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blobs");
+        let footer = write(&path, &[b"first blob", b"second blob"]);
+        let blobs = open(&path, footer.clone());
+        assert_eq!(blobs.get(0).unwrap(), b"first blob");
+
+        // Both blobs damaged on disk (the mapping shares the page cache): the second, not yet
+        // read, is refused; the first was checked when it was read.
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.write_all(b"FIRST").unwrap();
+        file.seek(SeekFrom::Start(10)).unwrap();
+        file.write_all(b"SECOND").unwrap();
+        drop(file);
+        let error = blobs.get(1).unwrap_err().to_string();
+        assert!(error.contains("blob 1 fails its checksum"), "{error}");
+        assert_eq!(blobs.get(0).unwrap(), b"FIRST blob");
+        assert_eq!(blobs.clone().get(0).unwrap(), b"FIRST blob");
+        // A process opening the file again checks it again.
+        let error = open(&path, footer).get(0).unwrap_err().to_string();
+        assert!(error.contains("blob 0 fails its checksum"), "{error}");
     }
 }

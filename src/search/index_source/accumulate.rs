@@ -116,10 +116,16 @@ impl SegmentMatch<'_> {
                         continue;
                     }
                     let phrase = self.phrase.get(w).copied().unwrap_or(0);
-                    for (i, &sum) in sums.iter().enumerate() {
-                        if sum != 0 {
-                            visit((64 * w + i) as u32, phrase >> i & 1 != 0);
-                        }
+                    // A bit per candidate first (no branch per record: about as many records
+                    // are candidates as not), then the candidates.
+                    let mut candidates = sums
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |bits, (i, &sum)| bits | u64::from(sum != 0) << i);
+                    while candidates != 0 {
+                        let i = candidates.trailing_zeros() as usize;
+                        candidates &= candidates - 1;
+                        visit((64 * w + i) as u32, phrase >> i & 1 != 0);
                     }
                 }
             }

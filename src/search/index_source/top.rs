@@ -20,7 +20,7 @@ use crate::search::{scratch, standard_parts, BoundedOrder, DocRef, Matched, Sour
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
 
-use super::accumulate::{CandidateSet, SegmentMatch};
+use super::accumulate::SegmentMatch;
 use super::IndexSource;
 
 /// The standard relevance and level by table: the coverage and its multiplier for each number
@@ -808,49 +808,18 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
-    if let CandidateSet::Dense = m.candidates {
-        // Most records are candidates and a test per record would be mispredicted half the
-        // time: every record is counted, those that are not (zero sums, of slots 0 and 1,
-        // which no candidate holds: it matches a token) in slots 0 and 1, cleared after.
-        for (w, sums) in m.sums.chunks(64).enumerate() {
-            let phrase = m.phrase.get(w).copied().unwrap_or(0);
-            let mut best = f64::NEG_INFINITY;
-            for (i, &sum) in sums.iter().enumerate() {
-                let slot = Keys::slot(sum, phrase >> i & 1 != 0);
-                histogram[slot] += 1;
-                let upper = if sum != 0 {
-                    keys.relevance[slot]
-                } else {
-                    f64::NEG_INFINITY
-                };
-                best = best.max(upper);
-            }
-            chunk_best[w] = best;
-            if phrase != 0 && !exact {
-                for (i, &sum) in sums.iter().enumerate() {
-                    let maybe_phrase = phrase >> i & 1 != 0;
-                    if sum != 0 && maybe_phrase && keys.depends(Keys::slot(sum, true)) {
-                        level_depends.push((64 * w + i) as u32);
-                    }
-                }
-            }
+    m.for_each_candidate(|doc, maybe_phrase| {
+        let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
+        histogram[slot] += 1;
+        let upper = keys.relevance[slot];
+        let best = &mut chunk_best[doc as usize / 64];
+        if upper > *best {
+            *best = upper;
         }
-        histogram[0] = 0;
-        histogram[1] = 0;
-    } else {
-        m.for_each_candidate(|doc, maybe_phrase| {
-            let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
-            histogram[slot] += 1;
-            let upper = keys.relevance[slot];
-            let best = &mut chunk_best[doc as usize / 64];
-            if upper > *best {
-                *best = upper;
-            }
-            if maybe_phrase && !exact && keys.depends(slot) {
-                level_depends.push(doc);
-            }
-        });
-    }
+        if maybe_phrase && !exact && keys.depends(slot) {
+            level_depends.push(doc);
+        }
+    });
     let mut counts = Counts::default();
     for (slot, &count) in histogram.iter().enumerate() {
         counts.candidates += count as usize;
