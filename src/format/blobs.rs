@@ -204,7 +204,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blobs");
         let footer = write(&path, &[b"first blob", b"second blob"]);
-        let blobs = open(&path, footer.clone());
+        let blobs = open(&path, footer);
         assert_eq!(blobs.get(0).unwrap(), b"first blob");
 
         // Both blobs damaged on disk (the mapping shares the page cache): the second, not yet
