@@ -46,6 +46,15 @@ impl Drop for SegmentMatch<'_> {
     }
 }
 
+/// A bit per record of (at most 64) `sums`, set for the candidates: no branch per record (about
+/// as many records are candidates as not).
+#[inline]
+pub(super) fn candidate_bits(sums: &[u64]) -> u64 {
+    sums.iter()
+        .enumerate()
+        .fold(0u64, |bits, (i, &sum)| bits | u64::from(sum != 0) << i)
+}
+
 /// Where a segment's candidates are listed.
 pub(super) enum CandidateSet {
     /// The records with non-zero sums: most of the segment, scanned in place.
@@ -116,12 +125,8 @@ impl SegmentMatch<'_> {
                         continue;
                     }
                     let phrase = self.phrase.get(w).copied().unwrap_or(0);
-                    // A bit per candidate first (no branch per record: about as many records
-                    // are candidates as not), then the candidates.
-                    let mut candidates = sums
-                        .iter()
-                        .enumerate()
-                        .fold(0u64, |bits, (i, &sum)| bits | u64::from(sum != 0) << i);
+                    // A bit per candidate first, then the candidates.
+                    let mut candidates = candidate_bits(sums);
                     while candidates != 0 {
                         let i = candidates.trailing_zeros() as usize;
                         candidates &= candidates - 1;

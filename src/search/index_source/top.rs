@@ -20,7 +20,7 @@ use crate::search::{scratch, standard_parts, BoundedOrder, DocRef, Matched, Sour
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
 
-use super::accumulate::SegmentMatch;
+use super::accumulate::{candidate_bits, CandidateSet, SegmentMatch};
 use super::IndexSource;
 
 /// The standard relevance and level by table: the coverage and its multiplier for each number
@@ -808,18 +808,34 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
-    m.for_each_candidate(|doc, maybe_phrase| {
-        let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
+    let mut visit = |doc: u32, sum: u64, maybe_phrase: bool, best: &mut f64| {
+        let slot = Keys::slot(sum, maybe_phrase);
         histogram[slot] += 1;
         let upper = keys.relevance[slot];
-        let best = &mut chunk_best[doc as usize / 64];
-        if upper > *best {
-            *best = upper;
-        }
+        // (A select, not a branch: which candidate leads its chunk is unpredictable.)
+        *best = if upper > *best { upper } else { *best };
         if maybe_phrase && !exact && keys.depends(slot) {
             level_depends.push(doc);
         }
-    });
+    };
+    match &m.candidates {
+        // Chunk by chunk, the chunk's best kept in a register.
+        CandidateSet::Dense => {
+            for (w, (sums, best)) in m.sums.chunks(64).zip(&mut chunk_best).enumerate() {
+                let phrase = m.phrase.get(w).copied().unwrap_or(0);
+                let mut candidates = candidate_bits(sums);
+                while candidates != 0 {
+                    let i = candidates.trailing_zeros() as usize;
+                    candidates &= candidates - 1;
+                    visit((64 * w + i) as u32, sums[i], phrase >> i & 1 != 0, best);
+                }
+            }
+        }
+        CandidateSet::Listed(_) => m.for_each_candidate(|doc, maybe_phrase| {
+            let best = &mut chunk_best[doc as usize / 64];
+            visit(doc, m.sums[doc as usize], maybe_phrase, best);
+        }),
+    }
     let mut counts = Counts::default();
     for (slot, &count) in histogram.iter().enumerate() {
         counts.candidates += count as usize;
