@@ -320,11 +320,32 @@ impl<'a> TermPostings<'a> {
         }
     }
 
+    /// A cursor at chunk `chunk` (at the first of the term's chunks from it on), found from
+    /// the containers' headers.
+    pub fn cursor_at(&self, chunk: usize) -> ChunkCursor {
+        let mut cursor = self.chunk_cursor();
+        while cursor.container < self.containers {
+            let c = cursor.container;
+            if usize::from(u16_at(self.docs, 8 + 4 * c)) >= chunk {
+                break;
+            }
+            let card = usize::from(u16_at(self.docs, 10 + 4 * c)) + 1;
+            cursor.data += if card <= ARRAY_LIMIT {
+                2 * card
+            } else {
+                BITMAP_BYTES
+            };
+            cursor.position += card;
+            cursor.container += 1;
+        }
+        cursor
+    }
+
     /// [`TermPostings::for_each`] over the records of chunk `chunk` alone (records `chunk ×`
-    /// [`CHUNK_RECORDS`] up to the next chunk's), from `cursor`, which it moves past them. A
-    /// term's chunks are walked in ascending order, each once, the cursor carried from one to
-    /// the next; once past the last chunk of the segment, [`TermPostings::finish_chunks`]
-    /// tells whether records remain beyond it.
+    /// [`CHUNK_RECORDS`] up to the next chunk's), from `cursor` (carried from the chunk
+    /// before, or [`TermPostings::cursor_at`] the chunk), which it moves past them; once past
+    /// the last chunk of the segment, [`TermPostings::finish_chunks`] tells whether records
+    /// remain beyond it.
     #[inline]
     pub fn for_each_in_chunk(
         &self,
@@ -893,6 +914,19 @@ mod tests {
                 }
                 postings.finish_chunks(&cursor, 1 << 20, file).unwrap();
                 assert_eq!(chunked, expected);
+                // Each chunk from a cursor found for it: the same again.
+                let mut jumped = Vec::new();
+                for chunk in 0..(1usize << 20).div_ceil(CHUNK_RECORDS) {
+                    let mut cursor = postings.cursor_at(chunk);
+                    postings
+                        .for_each_in_chunk(&mut cursor, chunk as u16, 1 << 20, file, |doc, code| {
+                            jumped.push((doc, postings.palette()[code]));
+                        })
+                        .unwrap();
+                }
+                assert_eq!(jumped, expected);
+                let past = postings.cursor_at((1usize << 20).div_ceil(CHUNK_RECORDS));
+                postings.finish_chunks(&past, 1 << 20, file).unwrap();
                 for &(doc, mask) in &expected {
                     assert_eq!(postings.mask_of(doc, file).unwrap(), Some(mask));
                     if !model.contains_key(&(doc + 1)) {
@@ -973,6 +1007,8 @@ mod tests {
                 "{error}"
             );
 
+            let past = postings.cursor_at(1);
+            assert!(postings.finish_chunks(&past, 1000, file).is_err());
             let mut cursor = postings.chunk_cursor();
             for chunk in 0..2 {
                 let walked =

@@ -1,11 +1,12 @@
 //! Term-at-a-time accumulation over one segment: each query token's postings added into a
 //! dense per-record array, the filters and dead records applied, and the candidates listed.
 
+use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
-use crate::format::postings::{ChunkCursor, TermPostings, CHUNK_RECORDS};
+use crate::format::postings::{TermPostings, CHUNK_RECORDS};
 use crate::index::segment::Segment;
 use crate::schema::{GROUP_COUNT, MASK_WEIGHTS};
 use crate::search::filters::Filters;
@@ -272,8 +273,9 @@ fn token_postings<'s>(
 /// Term-at-a-time accumulation into a dense per-record array (see [`SegmentMatch::sums`]), one
 /// chunk of [`CHUNK_RECORDS`] records at a time so that the chunk's sums stay in cache while
 /// every token's postings are added to them (a pass per token over the whole array would miss
-/// the cache on nearly every posting at a million records). Every value of `sums` is written:
-/// it need not come zeroed. A record's group mask is turned into its weight by table.
+/// the cache on nearly every posting at a million records); the chunks are shared by the
+/// pool's threads. Every value of `sums` is written: it need not come zeroed. A record's group
+/// mask is turned into its weight by table.
 fn accumulate(
     segment: &Segment,
     token_postings: &[Vec<TermPostings<'_>>],
@@ -285,94 +287,135 @@ fn accumulate(
     }
     let n = segment.len();
     let file = segment.postings.file();
+    // Records in a chunk past the segment's last are refused before any chunk is walked (those
+    // past its end within its last chunk, by the walk).
+    let chunks = sums.len().div_ceil(CHUNK_RECORDS);
+    for postings in token_postings.iter().flatten() {
+        postings.finish_chunks(&postings.cursor_at(chunks), n, file)?;
+    }
     // Adds a token's group weights to the field sum, and one matched token.
     let weight = |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
-    let mut walks: Vec<TokenWalk<'_, '_>> = token_postings
+    // What each palette entry adds, for a token of one term.
+    let adds: Vec<Vec<u64>> = token_postings
         .iter()
-        .map(|terms| TokenWalk {
-            adds: terms
-                .iter()
-                .map(|postings| postings.palette().iter().map(|&m| weight(m)).collect())
-                .collect(),
-            cursors: terms.iter().map(TermPostings::chunk_cursor).collect(),
-            terms,
+        .map(|terms| match terms.as_slice() {
+            [postings] => postings.palette().iter().map(|&m| weight(m)).collect(),
+            _ => Vec::new(),
         })
         .collect();
-    let several = walks.iter().any(|walk| walk.terms.len() > 1);
-    // A chunk's group masks and the records met in it, for tokens of several terms.
-    let mut masks: Vec<u16> = if several {
-        scratch::MASKS.take(CHUNK_RECORDS)
-    } else {
-        Vec::new()
-    };
-    let mut touched = [0u64; CHUNK_RECORDS / 64];
-    for (chunk, chunk_sums) in sums.chunks_mut(CHUNK_RECORDS).enumerate() {
-        chunk_sums.fill(0);
-        let base = (chunk * CHUNK_RECORDS) as u32;
-        let key = chunk as u16;
-        for (t, walk) in walks.iter_mut().enumerate() {
-            let bit = 1u64 << t;
-            match walk.terms {
-                [] => {}
-                [postings] => {
-                    let add = &walk.adds[0];
-                    postings.for_each_in_chunk(
-                        &mut walk.cursors[0],
-                        key,
-                        n,
-                        file,
-                        |doc, code| {
-                            let slot = &mut chunk_sums[(doc - base) as usize];
-                            *slot = (*slot + add[code]) | bit;
-                        },
-                    )?;
-                }
-                terms => {
-                    // A record matching the token through several terms counts each group
-                    // once: its groups are gathered first, the records met marked, then added
-                    // in record order, the masks and marks cleared for the next token.
-                    for (postings, cursor) in terms.iter().zip(&mut walk.cursors) {
-                        let palette = postings.palette();
-                        postings.for_each_in_chunk(cursor, key, n, file, |doc, code| {
-                            let at = (doc - base) as usize;
-                            masks[at] |= palette[code];
-                            touched[at / 64] |= 1 << (at % 64);
-                        })?;
-                    }
-                    for (w, word) in touched.iter_mut().enumerate() {
-                        let mut marked = std::mem::take(word);
-                        while marked != 0 {
-                            let at = 64 * w + marked.trailing_zeros() as usize;
-                            marked &= marked - 1;
-                            // (An empty mask, possible only from an empty palette entry, adds
-                            // nothing.)
-                            let mask = std::mem::take(&mut masks[at]);
-                            if mask != 0 {
-                                let slot = &mut chunk_sums[at];
-                                *slot = (*slot + weight(mask)) | bit;
+    let several = token_postings.iter().any(|terms| terms.len() > 1);
+    sums.par_chunks_mut(CHUNK_RECORDS)
+        .enumerate()
+        .try_for_each_init(
+            || Tagged::new(several),
+            |tagged, (chunk, chunk_sums)| {
+                chunk_sums.fill(0);
+                let base = (chunk * CHUNK_RECORDS) as u32;
+                let key = chunk as u16;
+                for (t, (terms, add)) in token_postings.iter().zip(&adds).enumerate() {
+                    let bit = 1u64 << t;
+                    match terms.as_slice() {
+                        [] => {}
+                        [postings] => {
+                            let mut cursor = postings.cursor_at(chunk);
+                            postings.for_each_in_chunk(
+                                &mut cursor,
+                                key,
+                                n,
+                                file,
+                                |doc, code| {
+                                    let slot = &mut chunk_sums[(doc - base) as usize];
+                                    *slot = (*slot + add[code]) | bit;
+                                },
+                            )?;
+                        }
+                        terms => {
+                            // A record matching the token through several terms counts each
+                            // group once: each posting adds what its groups add to those the
+                            // token matched in the record before (and one matched token at
+                            // the first).
+                            let tag = tagged.next();
+                            let masks = &mut tagged.masks;
+                            for postings in terms {
+                                let palette = postings.palette();
+                                let mut cursor = postings.cursor_at(chunk);
+                                postings.for_each_in_chunk(
+                                    &mut cursor,
+                                    key,
+                                    n,
+                                    file,
+                                    |doc, code| {
+                                        let at = (doc - base) as usize;
+                                        let entry = masks[at];
+                                        let before = if entry >> GROUP_COUNT == tag {
+                                            entry & GROUP_BITS
+                                        } else {
+                                            0
+                                        };
+                                        let after = before | palette[code];
+                                        masks[at] = tag << GROUP_COUNT | after;
+                                        let added = u64::from(
+                                            MASK_WEIGHTS[after as usize]
+                                                - MASK_WEIGHTS[before as usize],
+                                        ) * u64::from(stride)
+                                            + u64::from(before == 0);
+                                        let slot = &mut chunk_sums[at];
+                                        *slot = (*slot + (added << 32)) | bit;
+                                    },
+                                )?;
                             }
                         }
                     }
                 }
-            }
-        }
-    }
-    for walk in &walks {
-        for (postings, cursor) in walk.terms.iter().zip(&walk.cursors) {
-            postings.finish_chunks(cursor, n, file)?;
-        }
-    }
-    scratch::MASKS.give(masks);
-    Ok(())
+                Ok(())
+            },
+        )
 }
 
-/// One query token's terms walked chunk by chunk: per term, what each palette entry adds and
-/// where its walk stands.
-struct TokenWalk<'t, 's> {
-    terms: &'t [TermPostings<'s>],
-    adds: Vec<Vec<u64>>,
-    cursors: Vec<ChunkCursor>,
+/// The group masks a token of several terms has matched per record of a chunk, each tagged
+/// with the walk (token and chunk) it was set in, so that no walk clears what the one before
+/// left: an entry of another tag counts as no groups. Tags run from 1 to [`Tagged::LAST`];
+/// when they run out, the masks are cleared and tags start again.
+struct Tagged {
+    masks: Vec<u16>,
+    walk: u16,
 }
+
+impl Tagged {
+    /// The greatest tag that fits beside a group mask in 16 bits.
+    const LAST: u16 = u16::MAX >> GROUP_COUNT;
+
+    /// Masks for a chunk when some token has several terms (else none are needed).
+    fn new(several: bool) -> Tagged {
+        Tagged {
+            masks: if several {
+                scratch::MASKS.take(CHUNK_RECORDS)
+            } else {
+                Vec::new()
+            },
+            walk: 0,
+        }
+    }
+
+    /// The tag of the next walk.
+    fn next(&mut self) -> u16 {
+        if self.walk == Tagged::LAST {
+            self.masks.fill(0);
+            self.walk = 0;
+        }
+        self.walk += 1;
+        self.walk
+    }
+}
+
+impl Drop for Tagged {
+    fn drop(&mut self) {
+        scratch::MASKS.give(std::mem::take(&mut self.masks));
+    }
+}
+
+/// The group bits of a [`Tagged`] entry.
+const GROUP_BITS: u16 = (1 << GROUP_COUNT) - 1;
 
 /// Clears the sums of records outside the filters' `allowed` set and of `absent` records.
 fn keep_allowed(sums: &mut [u64], allowed: Option<&RoaringBitmap>, absent: &RoaringBitmap, n: u32) {
