@@ -436,3 +436,27 @@ fn keep_allowed(sums: &mut [u64], allowed: Option<&RoaringBitmap>, absent: &Roar
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tags run from 1 to the last that fits beside a group mask; then the masks are cleared
+    /// and tags start again, so an entry left by a walk is never taken for a later walk's.
+    #[test]
+    fn tags_wrap_around_with_the_masks_cleared() {
+        let mut tagged = Tagged::new(true);
+        assert_eq!(tagged.masks.len(), CHUNK_RECORDS);
+        let first = tagged.next();
+        assert_eq!(first, 1);
+        tagged.masks[7] = first << GROUP_COUNT | 0b101;
+        for expected in 2..=Tagged::LAST {
+            assert_eq!(tagged.next(), expected);
+        }
+        assert_eq!(Tagged::LAST << GROUP_COUNT >> GROUP_COUNT, Tagged::LAST);
+        assert_eq!(tagged.masks[7] >> GROUP_COUNT, 1);
+        assert_eq!(tagged.next(), 1);
+        assert_eq!(tagged.masks[7], 0);
+        assert!(Tagged::new(false).masks.is_empty());
+    }
+}
