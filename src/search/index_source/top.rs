@@ -808,32 +808,39 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
     let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
-    let mut visit = |doc: u32, sum: u64, maybe_phrase: bool, best: &mut f64| {
+    // Counts candidate `doc` and returns its relevance with the phrase where its postings
+    // allow it (the best its chunk can hold).
+    let mut visit = |doc: u32, sum: u64, maybe_phrase: bool| -> f64 {
         let slot = Keys::slot(sum, maybe_phrase);
         histogram[slot] += 1;
-        let upper = keys.relevance[slot];
-        // (A select, not a branch: which candidate leads its chunk is unpredictable.)
-        *best = if upper > *best { upper } else { *best };
         if maybe_phrase && !exact && keys.depends(slot) {
             level_depends.push(doc);
         }
+        keys.relevance[slot]
     };
     match &m.candidates {
-        // Chunk by chunk, the chunk's best kept in a register.
+        // Chunk by chunk, the chunk's best kept in a register and taken by a select (which
+        // candidate leads its chunk is unpredictable).
         CandidateSet::Dense => {
-            for (w, (sums, best)) in m.sums.chunks(64).zip(&mut chunk_best).enumerate() {
+            for (w, (sums, chunk_best)) in m.sums.chunks(64).zip(&mut chunk_best).enumerate() {
                 let phrase = m.phrase.get(w).copied().unwrap_or(0);
                 let mut candidates = candidate_bits(sums);
+                let mut best = f64::NEG_INFINITY;
                 while candidates != 0 {
                     let i = candidates.trailing_zeros() as usize;
                     candidates &= candidates - 1;
-                    visit((64 * w + i) as u32, sums[i], phrase >> i & 1 != 0, best);
+                    let upper = visit((64 * w + i) as u32, sums[i], phrase >> i & 1 != 0);
+                    best = if upper > best { upper } else { best };
                 }
+                *chunk_best = best;
             }
         }
         CandidateSet::Listed(_) => m.for_each_candidate(|doc, maybe_phrase| {
+            let upper = visit(doc, m.sums[doc as usize], maybe_phrase);
             let best = &mut chunk_best[doc as usize / 64];
-            visit(doc, m.sums[doc as usize], maybe_phrase, best);
+            if upper > *best {
+                *best = upper;
+            }
         }),
     }
     let mut counts = Counts::default();
