@@ -365,6 +365,20 @@ impl<'a> TermPostings<'a> {
         Ok(())
     }
 
+    /// [`TermPostings::for_each_in_chunk`] from a cursor found for the chunk
+    /// ([`TermPostings::cursor_at`]): one chunk walked on its own, in any order.
+    #[inline]
+    pub fn for_each_in_chunk_at(
+        &self,
+        chunk: usize,
+        records: u32,
+        file: &IndexFile,
+        visit: impl FnMut(u32, usize),
+    ) -> Result<()> {
+        let mut cursor = self.cursor_at(chunk);
+        self.for_each_in_chunk(&mut cursor, chunk as u16, records, file, visit)
+    }
+
     /// Fails if records remain past `cursor` (after the segment's last chunk: records beyond
     /// it).
     pub fn finish_chunks(

@@ -311,23 +311,15 @@ fn accumulate(
             |tagged, (chunk, chunk_sums)| {
                 chunk_sums.fill(0);
                 let base = (chunk * CHUNK_RECORDS) as u32;
-                let key = chunk as u16;
                 for (t, (terms, add)) in token_postings.iter().zip(&adds).enumerate() {
                     let bit = 1u64 << t;
                     match terms.as_slice() {
                         [] => {}
                         [postings] => {
-                            let mut cursor = postings.cursor_at(chunk);
-                            postings.for_each_in_chunk(
-                                &mut cursor,
-                                key,
-                                n,
-                                file,
-                                |doc, code| {
-                                    let slot = &mut chunk_sums[(doc - base) as usize];
-                                    *slot = (*slot + add[code]) | bit;
-                                },
-                            )?;
+                            postings.for_each_in_chunk_at(chunk, n, file, |doc, code| {
+                                let slot = &mut chunk_sums[(doc - base) as usize];
+                                *slot = (*slot + add[code]) | bit;
+                            })?;
                         }
                         terms => {
                             // A record matching the token through several terms counts each
@@ -338,31 +330,24 @@ fn accumulate(
                             let masks = &mut tagged.masks;
                             for postings in terms {
                                 let palette = postings.palette();
-                                let mut cursor = postings.cursor_at(chunk);
-                                postings.for_each_in_chunk(
-                                    &mut cursor,
-                                    key,
-                                    n,
-                                    file,
-                                    |doc, code| {
-                                        let at = (doc - base) as usize;
-                                        let entry = masks[at];
-                                        let before = if entry >> GROUP_COUNT == tag {
-                                            entry & GROUP_BITS
-                                        } else {
-                                            0
-                                        };
-                                        let after = before | palette[code];
-                                        masks[at] = tag << GROUP_COUNT | after;
-                                        let added = u64::from(
-                                            MASK_WEIGHTS[after as usize]
-                                                - MASK_WEIGHTS[before as usize],
-                                        ) * u64::from(stride)
-                                            + u64::from(before == 0);
-                                        let slot = &mut chunk_sums[at];
-                                        *slot = (*slot + (added << 32)) | bit;
-                                    },
-                                )?;
+                                postings.for_each_in_chunk_at(chunk, n, file, |doc, code| {
+                                    let at = (doc - base) as usize;
+                                    let entry = masks[at];
+                                    let before = if entry >> GROUP_COUNT == tag {
+                                        entry & GROUP_BITS
+                                    } else {
+                                        0
+                                    };
+                                    let after = before | palette[code];
+                                    masks[at] = tag << GROUP_COUNT | after;
+                                    let added = u64::from(
+                                        MASK_WEIGHTS[after as usize]
+                                            - MASK_WEIGHTS[before as usize],
+                                    ) * u64::from(stride)
+                                        + u64::from(before == 0);
+                                    let slot = &mut chunk_sums[at];
+                                    *slot = (*slot + (added << 32)) | bit;
+                                })?;
                             }
                         }
                     }
