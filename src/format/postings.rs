@@ -54,6 +54,60 @@ pub struct ChunkCursor {
     position: usize,
 }
 
+/// Where a walk over a term's records and their term frequencies stands
+/// ([`TermPostings::for_each_with_tfs_in_chunk`]).
+#[derive(Debug, Clone)]
+pub struct TfCursor<'a> {
+    chunks: ChunkCursor,
+    /// The blocks not yet decoded, and how many values they hold.
+    bytes: ByteCursor<'a>,
+    remaining: usize,
+    /// The block decoded last (tf − 1 each), and the next of its values.
+    block: Vec<u32>,
+    next: usize,
+}
+
+impl TfCursor<'_> {
+    /// The next value (tf − 1), decoding a block where the last is used up.
+    #[inline]
+    fn value(&mut self) -> std::result::Result<u32, FormatError> {
+        if self.next == self.block.len() {
+            next_tf_block(&mut self.bytes, &mut self.remaining, &mut self.block)?;
+            self.next = 0;
+        }
+        let value = self.block[self.next];
+        self.next += 1;
+        Ok(value)
+    }
+
+    /// The term frequencies of a posting in the groups of `mask`.
+    #[inline]
+    fn take(&mut self, mask: u16) -> std::result::Result<[u32; GROUP_COUNT], FormatError> {
+        let mut tfs = [0u32; GROUP_COUNT];
+        for (g, tf) in tfs.iter_mut().enumerate() {
+            if mask & (1 << g) != 0 {
+                *tf = self.value()?.saturating_add(1);
+            }
+        }
+        Ok(tfs)
+    }
+
+    /// Steps over `count` values.
+    #[inline]
+    fn skip(&mut self, mut count: usize) -> std::result::Result<(), FormatError> {
+        while count > 0 {
+            if self.next == self.block.len() {
+                next_tf_block(&mut self.bytes, &mut self.remaining, &mut self.block)?;
+                self.next = 0;
+            }
+            let step = count.min(self.block.len() - self.next);
+            self.next += step;
+            count -= step;
+        }
+        Ok(())
+    }
+}
+
 /// One posting given to [`encode_term`]: (record, group, term frequency).
 pub type Posting = (u32, u8, u32);
 
@@ -607,58 +661,105 @@ impl<'a> TermPostings<'a> {
         records: u32,
         file: &IndexFile,
         wanted: impl Fn(u32) -> bool,
-        mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+        visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
-        let mut tf_bytes = ByteCursor::new(self.tfs);
-        let mut remaining = tf_bytes
+        let mut cursor = self.tf_cursor(file)?;
+        let mut at = cursor.chunks;
+        self.walk_with_tfs(
+            &mut cursor,
+            &mut at,
+            self.containers,
+            records,
+            file,
+            wanted,
+            visit,
+        )?;
+        cursor.chunks = at;
+        self.finish_tfs(&cursor, records, file)
+    }
+
+    /// A cursor at the first chunk of the records and their term frequencies, for
+    /// [`TermPostings::for_each_with_tfs_in_chunk`].
+    pub fn tf_cursor(&self, file: &IndexFile) -> Result<TfCursor<'a>> {
+        let mut bytes = ByteCursor::new(self.tfs);
+        let remaining = bytes
             .u32()
             .map_err(|problem| file.corrupt(problem.within("postings blob")))?
             as usize;
-        let mut block: Vec<u32> = Vec::with_capacity(TF_BLOCK);
-        let mut next = 0;
+        Ok(TfCursor {
+            chunks: self.chunk_cursor(),
+            bytes,
+            remaining,
+            block: Vec::with_capacity(TF_BLOCK),
+            next: 0,
+        })
+    }
+
+    /// [`TermPostings::for_each_with_tfs_where`] over the records of chunk `chunk` alone, from
+    /// `cursor` (carried from the chunk before), which it moves past them; after the last chunk,
+    /// [`TermPostings::finish_tfs`] tells whether anything remains.
+    pub fn for_each_with_tfs_in_chunk(
+        &self,
+        cursor: &mut TfCursor<'a>,
+        chunk: u16,
+        records: u32,
+        file: &IndexFile,
+        wanted: impl Fn(u32) -> bool,
+        visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+    ) -> Result<()> {
+        let mut at = cursor.chunks;
+        if at.container < self.containers {
+            let key = u16_at(self.docs, 8 + 4 * at.container);
+            debug_assert!(key >= chunk, "chunk {key} was skipped");
+            if key == chunk {
+                let end = at.container + 1;
+                self.walk_with_tfs(cursor, &mut at, end, records, file, wanted, visit)?;
+                cursor.chunks = at;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails if records remain past `cursor` (after the segment's last chunk: records beyond
+    /// it), or term frequencies that no record took.
+    pub fn finish_tfs(&self, cursor: &TfCursor<'_>, records: u32, file: &IndexFile) -> Result<()> {
+        self.finish_chunks(&cursor.chunks, records, file)?;
+        if cursor.next != cursor.block.len() || cursor.remaining != 0 || !cursor.bytes.is_empty() {
+            let problem = FormatError::from("term frequencies do not fit the records");
+            return Err(file.corrupt(problem.within("postings")));
+        }
+        Ok(())
+    }
+
+    /// The records of the containers from `at` up to container `end` with their term
+    /// frequencies, read on from `cursor`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn walk_with_tfs(
+        &self,
+        cursor: &mut TfCursor<'a>,
+        at: &mut ChunkCursor,
+        end: usize,
+        records: u32,
+        file: &IndexFile,
+        wanted: impl Fn(u32) -> bool,
+        mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+    ) -> Result<()> {
         let mut problem: Option<FormatError> = None;
         let palette = &self.palette;
-        self.for_each(records, file, |doc, code| {
+        self.walk_coded(at, end, records, file, |doc, code| {
             if problem.is_some() {
                 return;
             }
             let mask = palette[code];
-            if !wanted(doc) {
-                let mut skip = mask.count_ones() as usize;
-                while skip > 0 {
-                    if next == block.len() {
-                        if let Err(p) = next_tf_block(&mut tf_bytes, &mut remaining, &mut block) {
-                            problem = Some(p);
-                            return;
-                        }
-                        next = 0;
-                    }
-                    let step = skip.min(block.len() - next);
-                    next += step;
-                    skip -= step;
-                }
-                return;
+            let taken = match wanted(doc) {
+                true => cursor.take(mask).map(|tfs| visit(doc, mask, &tfs)),
+                false => cursor.skip(mask.count_ones() as usize),
+            };
+            if let Err(p) = taken {
+                problem = Some(p);
             }
-            let mut tfs = [0u32; GROUP_COUNT];
-            for (g, tf) in tfs.iter_mut().enumerate() {
-                if mask & (1 << g) == 0 {
-                    continue;
-                }
-                if next == block.len() {
-                    if let Err(p) = next_tf_block(&mut tf_bytes, &mut remaining, &mut block) {
-                        problem = Some(p);
-                        return;
-                    }
-                    next = 0;
-                }
-                *tf = block[next].saturating_add(1);
-                next += 1;
-            }
-            visit(doc, mask, &tfs);
         })?;
-        if problem.is_none() && (next != block.len() || remaining != 0 || !tf_bytes.is_empty()) {
-            problem = Some("term frequencies do not fit the records".into());
-        }
         match problem {
             Some(problem) => Err(file.corrupt(problem.within("postings"))),
             None => Ok(()),
@@ -948,6 +1049,16 @@ mod tests {
                     }
                 }
                 assert_eq!(postings.mask_of(1 << 20, file).unwrap(), None);
+                // With their term frequencies, chunk by chunk, every third record stepped
+                // over: the same as the whole walk and the model.
+                let wanted = |doc: u32| doc % 3 != 1;
+                let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
+                    .iter()
+                    .filter(|(&d, _)| wanted(d))
+                    .map(|(&d, t)| (d, *t))
+                    .collect();
+                assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
+                assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
             });
         }
 
@@ -974,9 +1085,55 @@ mod tests {
                         assert!(docs.iter().all(|&d| d < 200_000));
                     }
                     let _ = postings.for_each_with_tfs(1 << 20, file, |_, _, _| {});
+                    // Chunk by chunk, the same records and the same verdict.
+                    let wanted = |doc: u32| doc.is_multiple_of(2);
+                    let whole = with_tfs_whole(&postings, file, wanted);
+                    let chunked = with_tfs_chunked(&postings, file, wanted);
+                    match (&whole, &chunked) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b),
+                        (Err(_), Err(_)) => {}
+                        _ => panic!("whole {whole:?}, chunked {chunked:?}"),
+                    }
                 }
             });
         }
+    }
+
+    type WithTfs = Vec<(u32, [u32; GROUP_COUNT])>;
+
+    fn with_tfs_whole(
+        postings: &TermPostings<'_>,
+        file: &IndexFile,
+        wanted: impl Fn(u32) -> bool,
+    ) -> Result<WithTfs> {
+        let mut out = Vec::new();
+        postings
+            .for_each_with_tfs_where(1 << 20, file, wanted, |doc, _, tfs| out.push((doc, *tfs)))?;
+        Ok(out)
+    }
+
+    fn with_tfs_chunked(
+        postings: &TermPostings<'_>,
+        file: &IndexFile,
+        wanted: impl Fn(u32) -> bool + Copy,
+    ) -> Result<WithTfs> {
+        let mut out = Vec::new();
+        let mut cursor = postings.tf_cursor(file)?;
+        for chunk in 0..(1usize << 20).div_ceil(CHUNK_RECORDS) {
+            postings.for_each_with_tfs_in_chunk(
+                &mut cursor,
+                chunk as u16,
+                1 << 20,
+                file,
+                wanted,
+                |doc, _, tfs| {
+                    assert_eq!(doc as usize / CHUNK_RECORDS, chunk);
+                    out.push((doc, *tfs));
+                },
+            )?;
+        }
+        postings.finish_tfs(&cursor, 1 << 20, file)?;
+        Ok(out)
     }
 
     #[test]

@@ -603,9 +603,9 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// `bm25f` scores first the candidates whose bounds (the idfs of the tokens they match,
-    /// their pairs, the feedback term) are among the best, then only those whose bound reaches
-    /// the floor the first ones set. With many more candidates than that first pass, rare words
+    /// `bm25f` scores first the candidates whose bounds (each token's part at its term
+    /// frequencies in groups holding nothing else, their pairs, the feedback term) are among
+    /// the best, then only those whose bound reaches the floor the first ones set. With many more candidates than that first pass, rare words
     /// among common ones and pages of 1 to 5, the page must still be the scan's.
     #[test]
     fn bm25f_past_its_first_pass_answers_as_a_scan(
@@ -696,5 +696,90 @@ fn bm25f_finds_the_page_beyond_the_records_whose_bounds_lead() {
                 a.results.iter().map(|r| &r.id).collect::<Vec<_>>()
             );
         }
+    }
+}
+
+/// A segment is searched a chunk of 65,536 records at a time: the standard accumulation and
+/// `bm25f`'s bounds and scores, whose floor rises from chunk to chunk. Two chunks of records
+/// over a small vocabulary, rare words spread over all of them and the best feedback late,
+/// must answer as the scan does — one segment, and one merged from spills.
+#[test]
+fn a_segment_of_several_chunks_answers_as_a_scan() {
+    const WORDS: [&str; 12] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let records: Vec<serde_json::Value> = (0..100_000usize)
+        .map(|i| {
+            let mut words = |count: usize| {
+                (0..count)
+                    .map(|_| WORDS[next(WORDS.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let (title, mut task) = (words(3), words(1 + i % 7));
+            for (every, rare) in [(997, "quokka"), (4093, "zanzibar"), (21_013, "fjord")] {
+                if i % every == every / 2 {
+                    task = format!("{task} {rare}");
+                }
+            }
+            // Does (a stop word, stemmed "doe") and the word doe: a token of two terms under
+            // the multilingual analyzer, whose term frequencies add up.
+            if i % 5003 == 7 {
+                task = format!("{task} doe does does does");
+            } else if i % 4001 == 11 {
+                task = format!("{task} doe doe");
+            }
+            let feedback = match i % 9 {
+                0 => serde_json::json!({"success": 1 + i / 20_000}),
+                1 => serde_json::json!({"failure": 3}),
+                _ => serde_json::json!({}),
+            };
+            serde_json::json!({
+                "id": format!("r{i:06}"),
+                "title": title,
+                "task": task,
+                "feedback": feedback,
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.jsonl");
+    let lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    // One segment; one merged from spills, stemmed.
+    for (name, spill_records, stem) in [("one", 0, false), ("spills", 40_000, true)] {
+        let index_dir = dir.path().join(name);
+        let options = BuildOptions {
+            inputs: vec![input.clone()],
+            spill_records,
+            stem,
+            ..BuildOptions::default()
+        };
+        Index::build(&index_dir, &options).unwrap();
+        let index = Index::open(&index_dir).unwrap();
+        for query in [
+            "quokka alpha",
+            "zanzibar bravo charlie",
+            "fjord quokka",
+            "kilo lima",
+        ] {
+            for (profile, limit) in [("standard", "10"), ("bm25f", "1"), ("bm25f", "10")] {
+                let options = [("profile", profile), ("limit", limit)];
+                let context = format!("{query:?} {profile} limit {limit}, {name}");
+                answers_as_a_scan(&index, query, &options).expect(&context);
+            }
+        }
+        // Routed to the multilingual analyzer, which keeps stop words: stemmed, the token
+        // `doe` has two terms, the word's and the stop word's.
+        let options = [("profile", "bm25f"), ("limit", "3")];
+        answers_as_a_scan(&index, "größenänderung übergröße does", &options).expect(name);
     }
 }

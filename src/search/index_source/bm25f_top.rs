@@ -1,8 +1,10 @@
 //! The `bm25f` profile's first page without materializing every candidate: each segment's
-//! exact-term postings accumulated term at a time into per-record scores (one column read per
-//! record and token for its group lengths), the proximity pairs and the feedback term bounded,
-//! and read — pair phrases checked, feedback columns decoded — only for the records those
-//! bounds let reach the page. The counts come from the same survey as the standard profile's.
+//! exact-term postings read once, a chunk of records at a time, with their term frequencies;
+//! every candidate bounded from those alone, and scored (its group lengths read) only where
+//! its bound reaches the best scores found so far; the proximity pairs and the feedback term
+//! bounded, and read — pair phrases checked, feedback columns decoded — only for the records
+//! those bounds let reach the page. The counts come from the same survey as the standard
+//! profile's.
 //!
 //! Every score is computed by [`bm25f`]'s own functions in the order the pipeline's pass
 //! computes them (tokens in query order, then the pairs, then feedback), so that the page is
@@ -12,6 +14,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
+use crate::format::postings::CHUNK_RECORDS;
 use crate::index::Index;
 use crate::schema::GROUP_COUNT;
 use crate::search::filters::Filters;
@@ -230,8 +233,8 @@ impl<'a> IndexSource<'a> {
     }
 
     /// The BM25F sum of the candidates of segment match `m` with an exact match that can reach
-    /// the page (at least those), ascending. Where [`Weigh::prune`] allows, first those whose
-    /// bound is among the best, which sets a floor; then the others whose bound reaches it.
+    /// the page (at least those), ascending. Where [`Weigh::prune`] allows, a chunk of records
+    /// at a time ([`ChunkScores`]); else every candidate's.
     fn exact_scores(
         &self,
         m: &SegmentMatch<'a>,
@@ -239,68 +242,14 @@ impl<'a> IndexSource<'a> {
         involved: &RoaringBitmap,
         wanted: usize,
     ) -> Result<Vec<Exact>> {
-        let mut sums = ExactSums::new(m.segment.len() as usize);
-        let bounds = match weigh.prune {
-            Some(prune) => TokenBounds::new(weigh, m.s as usize, prune.pairs),
-            None => None,
-        };
-        let Some((bounds, prune)) = bounds.zip(weigh.prune) else {
-            sums.pass(self.index, m, weigh, |doc| m.sum(doc) != 0)?;
-            return Ok(sums.finish());
-        };
-        let is_involved = |doc: u32| !involved.is_empty() && involved.contains(doc);
-        // Per record, its bound's bucket + 1 (0: not a candidate), and the buckets counted;
-        // then the bucket from which at least a few times `wanted` candidates are scored first.
-        let mut buckets = scratch::MASKS.take(m.segment.len() as usize);
-        let mut histogram = vec![0u32; BUCKETS];
-        m.for_each_candidate(|doc, _| {
-            let bucket = bounds.bucket(bounds.upper(m.coverage(doc)));
-            histogram[bucket] += 1;
-            buckets[doc as usize] = bucket as u16 + 1;
-        });
-        let first_pass = (4 * wanted).max(64);
-        let mut counted = 0;
-        let mut from = 0;
-        for (bucket, &count) in histogram.iter().enumerate().rev() {
-            counted += count as usize;
-            if counted >= first_pass {
-                from = bucket as u16 + 1;
-                break;
+        match weigh.prune {
+            Some(prune) => ChunkScores::new(wanted, prune).run(self.index, m, weigh, involved),
+            None => {
+                let mut sums = ExactSums::new(m.segment.len() as usize);
+                sums.pass(self.index, m, weigh, |doc| m.sum(doc) != 0)?;
+                Ok(sums.finish())
             }
         }
-        let result = (|| {
-            sums.pass(self.index, m, weigh, |doc| {
-                let b = buckets[doc as usize];
-                b >= from.max(1) || (b != 0 && is_involved(doc))
-            })?;
-            if from > 1 {
-                // At least `wanted` records of this segment score above the wanted-th best
-                // lower bound: the rest need only be scored where their bound reaches it (the
-                // buckets ascend with the bounds).
-                let mut lower: Vec<f64> = sums
-                    .touched
-                    .iter()
-                    .filter(|&&doc| !is_involved(doc))
-                    .map(|&doc| sums.score(doc) + FEEDBACK_MIN + prune.pairs_least)
-                    .collect();
-                if let Some(floor) = nth_best(&mut lower, wanted) {
-                    let least = bounds.bucket(floor - SLACK) as u16 + 1;
-                    sums.pass(self.index, m, weigh, |doc| {
-                        let b = buckets[doc as usize];
-                        b >= least && b < from && !is_involved(doc)
-                    })?;
-                } else {
-                    sums.pass(self.index, m, weigh, |doc| {
-                        let b = buckets[doc as usize];
-                        b != 0 && b < from && !is_involved(doc)
-                    })?;
-                }
-            }
-            Ok(())
-        })();
-        scratch::MASKS.give(buckets);
-        result?;
-        Ok(sums.finish())
     }
 
     /// Per record of `reach` (one segment's), the proximity pairs it holds as adjacent words,
@@ -366,69 +315,8 @@ fn pairs_most(pairs: &[(u32, f64)], tokens: u32) -> f64 {
         .sum()
 }
 
-/// The buckets of [`TokenBounds::bucket`].
-const BUCKETS: usize = 1024;
-
-/// The most a record's score can reach from the query tokens it matches at all (its coverage
-/// in the standard accumulation, which holds every token it matches exactly): each token's part
-/// is `idf × w ÷ (saturation + w)` < idf, plus the pairs of those tokens and the feedback term
-/// at their most.
-struct TokenBounds<'t> {
-    /// Per byte of a coverage mask, by its value: the idfs of its tokens summed (tokens without
-    /// postings in the segment add nothing).
-    tables: Vec<[f64; 256]>,
-    pairs: &'t [(u32, f64)],
-    /// The bound of every token: `bucket` divides `[0, top]`.
-    top: f64,
-}
-
-impl<'t> TokenBounds<'t> {
-    fn new(weigh: &Weigh<'_, '_>, s: usize, pairs: &'t [(u32, f64)]) -> Option<TokenBounds<'t>> {
-        let idf_of = |t: usize| match weigh.terms.get(t) {
-            Some(term) if !term.segments[s].is_empty() => weigh.idfs[t],
-            _ => 0.0,
-        };
-        let tables: Vec<[f64; 256]> = (0..weigh.terms.len().div_ceil(8))
-            .map(|byte| {
-                let mut table = [0.0; 256];
-                for (value, sum) in table.iter_mut().enumerate() {
-                    *sum = (0..8)
-                        .filter(|bit| value >> bit & 1 != 0)
-                        .map(|bit| idf_of(8 * byte + bit))
-                        .sum();
-                }
-                table
-            })
-            .collect();
-        let mut bounds = TokenBounds {
-            tables,
-            pairs,
-            top: 0.0,
-        };
-        bounds.top = bounds.upper(u32::MAX);
-        (bounds.top.is_finite() && bounds.top > 0.0).then_some(bounds)
-    }
-
-    /// The most a record matching the tokens of `coverage` can score.
-    fn upper(&self, coverage: u32) -> f64 {
-        let tokens: f64 = self
-            .tables
-            .iter()
-            .enumerate()
-            .map(|(byte, table)| table[(coverage >> (8 * byte)) as u8 as usize])
-            .sum();
-        tokens + pairs_most(self.pairs, coverage) + FEEDBACK_MAX
-    }
-
-    /// The bucket of a bound: ascending with it, 0 for a bound of at most 0.
-    fn bucket(&self, bound: f64) -> usize {
-        let at = bound / self.top * (BUCKETS - 1) as f64;
-        (at as usize).min(BUCKETS - 1)
-    }
-}
-
 /// Per-record BM25F sums accumulated term at a time, token by token in query order (the order
-/// the pipeline sums them in), over one segment.
+/// the pipeline sums them in), over one segment: every candidate's, where no bound prunes.
 struct ExactSums {
     /// Per record, the running sum (as bits), and the matched tokens with (above them) the
     /// record's place in `touched`, in arrays as long as the segment (reused from search to
@@ -461,7 +349,7 @@ impl ExactSums {
         f64::from_bits(self.sums[doc as usize])
     }
 
-    /// Adds every token's part to the records `wanted` accepts (none already touched).
+    /// Adds every token's part to the records `wanted` accepts.
     fn pass(
         &mut self,
         index: &Index,
@@ -521,5 +409,270 @@ impl ExactSums {
                 tokens: self.tokens[doc as usize] as u32,
             })
             .collect()
+    }
+}
+
+/// One posting of a chunk kept for scoring: the token's term frequencies in the record (summed
+/// over the token's terms), the record's place in the chunk, and the token.
+#[derive(Clone, Copy)]
+struct Kept {
+    tfs: [u32; GROUP_COUNT],
+    at: u16,
+    token: u8,
+}
+
+/// The pruned BM25F sums of one segment, a chunk of [`CHUNK_RECORDS`] records at a time: each
+/// token's postings in the chunk are read once, with their term frequencies, and kept; every
+/// candidate's bound comes from them (each token's part with its term frequencies in groups
+/// that hold nothing else: a group's length is at least its term frequency, and the part grows
+/// with the weight; then the proximity pairs of its tokens and the feedback term at their most).
+/// Then the candidates whose bound reaches the floor — the wanted-th best lower bound of the
+/// records scored so far — are scored from the kept postings and their group lengths; while
+/// there is no floor yet, the chunk's best bounds first, which set one. The floor only rises,
+/// so a record left out could not have reached the page.
+struct ChunkScores<'t> {
+    wanted: usize,
+    prune: Prune<'t>,
+    /// The lower bounds of the best records scored so far (at most `wanted` after each chunk).
+    lower: Vec<f64>,
+    floor: Option<f64>,
+    /// Per record of the chunk: its tokens (bit per token), its bound, then its score; the
+    /// place of its last kept posting.
+    tokens: Vec<u32>,
+    most: Vec<f64>,
+    last: Vec<u32>,
+    kept: Vec<Kept>,
+    /// A bit per record of the chunk: scored.
+    scored: Vec<u64>,
+    out: Vec<Exact>,
+}
+
+impl<'t> ChunkScores<'t> {
+    fn new(wanted: usize, prune: Prune<'t>) -> ChunkScores<'t> {
+        ChunkScores {
+            wanted,
+            prune,
+            lower: Vec::new(),
+            floor: None,
+            tokens: vec![0; CHUNK_RECORDS],
+            most: vec![0.0; CHUNK_RECORDS],
+            last: vec![0; CHUNK_RECORDS],
+            kept: Vec::new(),
+            scored: vec![0; CHUNK_RECORDS / 64],
+            out: Vec::new(),
+        }
+    }
+
+    fn run(
+        mut self,
+        index: &Index,
+        m: &SegmentMatch<'_>,
+        weigh: &Weigh<'_, '_>,
+        involved: &RoaringBitmap,
+    ) -> Result<Vec<Exact>> {
+        let s = m.s as usize;
+        let records = m.segment.len();
+        let file = m.segment.postings.file();
+        let dead = index.dead(s);
+        let keep = |doc: u32| m.is_candidate(doc) && (dead.is_empty() || !dead.contains(doc));
+        let is_involved = |doc: u32| !involved.is_empty() && involved.contains(doc);
+        let mut walks = Vec::new();
+        for (t, term) in weigh.terms.iter().enumerate() {
+            for postings in &term.segments[s] {
+                walks.push((t, postings, postings.tf_cursor(file)?));
+            }
+        }
+        let bounds = PartBounds::new(weigh);
+        let first_pass = (4 * self.wanted).max(64);
+        let mut candidates: Vec<(u16, f64)> = Vec::new();
+        for chunk in 0..(records as usize).div_ceil(CHUNK_RECORDS) {
+            let base = (chunk * CHUNK_RECORDS) as u32;
+            let end = (records - base).min(CHUNK_RECORDS as u32) as usize;
+            self.kept.clear();
+            for (t, postings, cursor) in &mut walks {
+                let t = *t;
+                let ChunkScores {
+                    tokens,
+                    most,
+                    last,
+                    kept,
+                    ..
+                } = &mut self;
+                postings.for_each_with_tfs_in_chunk(
+                    cursor,
+                    chunk as u16,
+                    records,
+                    file,
+                    keep,
+                    |doc, mask, tfs| {
+                        let at = (doc - base) as usize;
+                        // A token of several terms adds the bound of each: the part is
+                        // subadditive in the term frequencies.
+                        most[at] += bounds.part(t, mask, tfs);
+                        if tokens[at] & 1 << t != 0 {
+                            // The token's next term (the multilingual analyzer's stop word).
+                            let sums = &mut kept[last[at] as usize].tfs;
+                            for (sum, tf) in sums.iter_mut().zip(tfs) {
+                                *sum = sum.saturating_add(*tf);
+                            }
+                            return;
+                        }
+                        tokens[at] |= 1 << t;
+                        last[at] = kept.len() as u32;
+                        kept.push(Kept {
+                            tfs: *tfs,
+                            at: at as u16,
+                            token: t as u8,
+                        });
+                    },
+                )?;
+            }
+            candidates.clear();
+            for (at, (tokens, most)) in self.tokens[..end].iter().zip(&mut self.most).enumerate() {
+                if *tokens != 0 {
+                    let bound =
+                        std::mem::take(most) + pairs_most(self.prune.pairs, *tokens) + FEEDBACK_MAX;
+                    candidates.push((at as u16, bound));
+                }
+            }
+            let from = self.out.len();
+            if self.floor.is_none() {
+                let mut bounds: Vec<f64> = candidates.iter().map(|c| c.1).collect();
+                let first = nth_best(&mut bounds, first_pass).unwrap_or(f64::NEG_INFINITY);
+                self.score(m, weigh, base, &candidates, &is_involved, |_, bound| {
+                    bound >= first
+                })?;
+            }
+            let floor = self.floor.unwrap_or(f64::NEG_INFINITY);
+            self.score(m, weigh, base, &candidates, &is_involved, |_, bound| {
+                bound + SLACK >= floor
+            })?;
+            self.out[from..].sort_unstable_by_key(|e| e.doc);
+            for &(at, _) in &candidates {
+                self.tokens[at as usize] = 0;
+            }
+            self.scored.fill(0);
+        }
+        for (_, postings, cursor) in &walks {
+            postings.finish_tfs(cursor, records, file)?;
+        }
+        Ok(self.out)
+    }
+
+    /// Scores the chunk's `candidates` (place, bound) not scored yet that are involved or that
+    /// `chosen` accepts, then lifts the floor by their lower bounds.
+    fn score(
+        &mut self,
+        m: &SegmentMatch<'_>,
+        weigh: &Weigh<'_, '_>,
+        base: u32,
+        candidates: &[(u16, f64)],
+        is_involved: &impl Fn(u32) -> bool,
+        chosen: impl Fn(u16, f64) -> bool,
+    ) -> Result<()> {
+        // The records chosen, with their group lengths; `last` becomes the place of each.
+        let mut lengths = Vec::new();
+        let mut docs = Vec::new();
+        for &(at, bound) in candidates {
+            let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
+            let doc = base + u32::from(at);
+            if self.scored[word] & bit == 0 && (chosen(at, bound) || is_involved(doc)) {
+                self.scored[word] |= bit;
+                self.last[at as usize] = lengths.len() as u32;
+                lengths.push(m.segment.columns.group_lengths(doc)?);
+                docs.push(at);
+            }
+        }
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let mut sums = vec![0.0f64; docs.len()];
+        for k in &self.kept {
+            let at = k.at as usize;
+            if self.scored[at / 64] & 1 << (at % 64) == 0 {
+                continue;
+            }
+            let place = self.last[at] as usize;
+            // Records scored in an earlier call are behind `docs`' places.
+            if docs.get(place) != Some(&k.at) {
+                continue;
+            }
+            let w = term_weight(&k.tfs, &lengths[place], weigh.avglen, weigh.b);
+            if w > 0.0 {
+                let idf = weigh.idfs[k.token as usize];
+                sums[place] += idf * w / (weigh.saturation + w);
+            }
+        }
+        for (&at, score) in docs.iter().zip(sums) {
+            let doc = base + u32::from(at);
+            self.out.push(Exact {
+                doc,
+                score,
+                tokens: self.tokens[at as usize],
+            });
+            if !is_involved(doc) {
+                self.lower
+                    .push(score + FEEDBACK_MIN + self.prune.pairs_least);
+            }
+        }
+        if let Some(floor) = nth_best(&mut self.lower, self.wanted) {
+            self.lower.truncate(self.wanted);
+            self.floor = Some(floor);
+        }
+        Ok(())
+    }
+}
+
+/// The most a token's part can be in a record, from its term frequencies alone: its part in a
+/// record whose groups hold nothing but the token (a group's length is at least its term
+/// frequency, and the part grows with the weight). Tabled for a posting in one group with a
+/// term frequency of at most [`PartBounds::TABLED`].
+struct PartBounds<'w> {
+    weigh: &'w Weigh<'w, 'w>,
+    /// Per token, group and term frequency − 1.
+    table: Vec<[[f64; PartBounds::TABLED]; GROUP_COUNT]>,
+}
+
+impl<'w> PartBounds<'w> {
+    const TABLED: usize = 16;
+
+    fn new(weigh: &'w Weigh<'w, 'w>) -> PartBounds<'w> {
+        let mut bounds = PartBounds {
+            weigh,
+            table: Vec::new(),
+        };
+        bounds.table = (0..weigh.idfs.len())
+            .map(|t| {
+                std::array::from_fn(|g| {
+                    std::array::from_fn(|tf| {
+                        let mut tfs = [0; GROUP_COUNT];
+                        tfs[g] = tf as u32 + 1;
+                        bounds.computed(t, &tfs)
+                    })
+                })
+            })
+            .collect();
+        bounds
+    }
+
+    #[inline]
+    fn part(&self, t: usize, mask: u16, tfs: &[u32; GROUP_COUNT]) -> f64 {
+        if mask.is_power_of_two() {
+            let g = mask.trailing_zeros() as usize;
+            if let Some(&part) = self.table[t][g].get(tfs[g] as usize - 1) {
+                return part;
+            }
+        }
+        self.computed(t, tfs)
+    }
+
+    fn computed(&self, t: usize, tfs: &[u32; GROUP_COUNT]) -> f64 {
+        let weigh = self.weigh;
+        let w = term_weight(tfs, tfs, weigh.avglen, weigh.b);
+        if w > 0.0 {
+            weigh.idfs[t] * w / (weigh.saturation + w)
+        } else {
+            0.0
+        }
     }
 }
