@@ -566,6 +566,15 @@ impl<'a> TermPostings<'a> {
     /// The group mask of record `doc`, `None` when the term does not occur in it: a lookup in
     /// the serialized containers, for the few records whose breakdown is shown.
     pub fn mask_of(&self, doc: u32, file: &IndexFile) -> Result<Option<u16>> {
+        match self.position_of(doc) {
+            Some(position) => self.mask_at(position, file).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The place of record `doc` among the term's records, `None` when the term does not occur
+    /// in it: a lookup in the serialized containers.
+    fn position_of(&self, doc: u32) -> Option<usize> {
         let bytes = self.docs;
         let (key, low) = ((doc >> 16) as u16, doc as u16);
         let mut data = 8 + 8 * self.containers;
@@ -594,7 +603,7 @@ impl<'a> TermPostings<'a> {
                     }
                 }
                 if lo == card || u16_at(values, 2 * lo) != low {
-                    return Ok(None);
+                    return None;
                 }
                 lo
             } else {
@@ -602,25 +611,92 @@ impl<'a> TermPostings<'a> {
                 let word = |w: usize| u64_at(words, 8 * w);
                 let (w, bit) = (usize::from(low) / 64, u32::from(low) % 64);
                 if word(w) >> bit & 1 == 0 {
-                    return Ok(None);
+                    return None;
                 }
                 let before: u32 = (0..w).map(|i| word(i).count_ones()).sum();
                 (before + (word(w) & ((1u64 << bit) - 1)).count_ones()) as usize
             };
-            let code = if self.palette.len() == 1 {
-                0
-            } else {
-                self.codes.get(position + rank) as usize
-            };
-            return match self.palette.get(code) {
-                Some(&mask) => Ok(Some(mask)),
-                None => Err(file.corrupt(format!(
-                    "postings code {code} is outside a palette of {}",
-                    self.palette.len()
-                ))),
-            };
+            return Some(position + rank);
         }
-        Ok(None)
+        None
+    }
+
+    /// The group mask of the record at `position` among the term's records.
+    fn mask_at(&self, position: usize, file: &IndexFile) -> Result<u16> {
+        let code = if self.palette.len() == 1 {
+            0
+        } else {
+            self.codes.get(position) as usize
+        };
+        match self.palette.get(code) {
+            Some(&mask) => Ok(mask),
+            None => Err(file.corrupt(format!(
+                "postings code {code} is outside a palette of {}",
+                self.palette.len()
+            ))),
+        }
+    }
+
+    /// [`TermPostings::for_each_with_tfs`] for the records of `docs` (ascending) alone, for a
+    /// few records (a page's): each found in the serialized containers, the term frequencies
+    /// before it counted from the group masks (not decoded), whole blocks of them stepped over,
+    /// and its own read from its block.
+    pub fn for_each_with_tfs_of(
+        &self,
+        docs: &[u32],
+        file: &IndexFile,
+        mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+    ) -> Result<()> {
+        let corrupt = |problem: FormatError| file.corrupt(problem.within("postings"));
+        let mut cursor = self.tf_cursor(file)?;
+        // The records counted so far and the term frequencies they hold; the index of the first
+        // value of `cursor.block`, and of the block after it.
+        let (mut counted, mut values) = (0usize, 0usize);
+        let (mut block_start, mut next_block) = (0usize, 0usize);
+        let one_mask = (self.palette.len() == 1).then(|| self.palette[0].count_ones() as usize);
+        for &doc in docs {
+            let Some(position) = self.position_of(doc) else {
+                continue;
+            };
+            let mask = self.mask_at(position, file)?;
+            match one_mask {
+                Some(per_record) => values = position * per_record,
+                None => {
+                    if position < counted {
+                        return Err(corrupt("records out of order".into()));
+                    }
+                    while counted < position {
+                        values += self.mask_at(counted, file)?.count_ones() as usize;
+                        counted += 1;
+                    }
+                }
+            }
+            let mut tfs = [0u32; GROUP_COUNT];
+            let mut at = values;
+            for (g, tf) in tfs.iter_mut().enumerate() {
+                if mask & (1 << g) == 0 {
+                    continue;
+                }
+                if at < block_start {
+                    return Err(corrupt("records out of order".into()));
+                }
+                while at >= next_block {
+                    if at >= next_block + TF_BLOCK && cursor.remaining > TF_BLOCK {
+                        skip_tf_block(&mut cursor.bytes, &mut cursor.remaining).map_err(corrupt)?;
+                        next_block += TF_BLOCK;
+                    } else {
+                        next_tf_block(&mut cursor.bytes, &mut cursor.remaining, &mut cursor.block)
+                            .map_err(corrupt)?;
+                        block_start = next_block;
+                        next_block += cursor.block.len();
+                    }
+                }
+                *tf = cursor.block[at - block_start].saturating_add(1);
+                at += 1;
+            }
+            visit(doc, mask, &tfs);
+        }
+        Ok(())
     }
 
     /// Per group, the records containing the term there.
@@ -820,6 +896,21 @@ fn next_tf_block(
     Ok(())
 }
 
+/// Steps over the next block of term frequencies, a full one, without decoding it.
+fn skip_tf_block(
+    tfs: &mut ByteCursor<'_>,
+    remaining: &mut usize,
+) -> std::result::Result<(), FormatError> {
+    let cut = |problem: FormatError| problem.within("term frequencies");
+    let width = u32::from(tfs.u8().map_err(cut)?);
+    if width > 32 {
+        return Err(format!("term frequency width {width} is invalid").into());
+    }
+    tfs.take(packed_len(TF_BLOCK, width)).map_err(cut)?;
+    *remaining -= TF_BLOCK;
+    Ok(())
+}
+
 /// Checks the header of a serialized record set (roaring's format without run containers) and
 /// that its containers fill it exactly; returns the container count and the cardinality.
 fn docs_header(bytes: &[u8]) -> std::result::Result<(usize, u64), FormatError> {
@@ -918,7 +1009,7 @@ mod tests {
     use super::*;
     use crate::format::file::with_empty_file as with_file;
     use proptest::prelude::*;
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
     /// Postings as a map record → per-group tf (0 = absent), the model the blob must answer.
     type Model = BTreeMap<u32, [u32; GROUP_COUNT]>;
@@ -1059,6 +1150,24 @@ mod tests {
                     .collect();
                 assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
                 assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
+                // A few records looked up, among records without the term: theirs alone.
+                let asked: Vec<u32> = model
+                    .keys()
+                    .step_by(7)
+                    .flat_map(|&d| [d, d + 1])
+                    .collect::<BTreeSet<u32>>()
+                    .into_iter()
+                    .collect();
+                let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
+                    .iter()
+                    .filter(|(d, _)| asked.contains(d))
+                    .map(|(&d, t)| (d, *t))
+                    .collect();
+                let mut looked_up = Vec::new();
+                postings
+                    .for_each_with_tfs_of(&asked, file, |doc, _, tfs| looked_up.push((doc, *tfs)))
+                    .unwrap();
+                assert_eq!(looked_up, expected);
             });
         }
 
@@ -1085,6 +1194,8 @@ mod tests {
                         assert!(docs.iter().all(|&d| d < 200_000));
                     }
                     let _ = postings.for_each_with_tfs(1 << 20, file, |_, _, _| {});
+                    let asked: Vec<u32> = (0..200_000).step_by(997).collect();
+                    let _ = postings.for_each_with_tfs_of(&asked, file, |_, _, _| {});
                     // Chunk by chunk, the same records and the same verdict.
                     let wanted = |doc: u32| doc.is_multiple_of(2);
                     let whole = with_tfs_whole(&postings, file, wanted);

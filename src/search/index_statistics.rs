@@ -164,6 +164,21 @@ pub(crate) fn exact_postings(
         }
     }
 
+    // Per segment, the records asked about when they are few enough to be looked up one by one.
+    let mut few: Vec<Vec<u32>> = vec![Vec::new(); index.segments().len()];
+    for doc in docs {
+        if let Some(docs) = few.get_mut(doc.segment as usize) {
+            docs.push(doc.doc);
+        }
+    }
+    for docs in &mut few {
+        docs.sort_unstable();
+        docs.dedup();
+        if docs.len() > LOOKED_UP {
+            docs.clear();
+        }
+    }
+
     let mut out = Vec::with_capacity(query.tokens.len());
     for term in exact_terms(index, query)? {
         let mut postings = ExactPostings {
@@ -174,23 +189,60 @@ pub(crate) fn exact_postings(
             if wanted[s].is_empty() {
                 continue;
             }
-            for_each_exact(
-                index,
-                s,
-                parsed,
-                |doc| bit_set(&wanted[s], doc),
-                |doc, tfs| {
-                    let at = DocRef {
-                        segment: s as u32,
-                        doc,
-                    };
-                    postings.docs.push((at, *tfs));
-                },
-            )?;
+            let visit = |doc, tfs: &[u32; GROUP_COUNT]| {
+                let at = DocRef {
+                    segment: s as u32,
+                    doc,
+                };
+                postings.docs.push((at, *tfs));
+            };
+            if few[s].is_empty() {
+                for_each_exact(index, s, parsed, |doc| bit_set(&wanted[s], doc), visit)?;
+            } else {
+                for_each_exact_of(index, s, parsed, &few[s], visit)?;
+            }
         }
         out.push(postings);
     }
     Ok(out)
+}
+
+/// Up to how many records of a segment [`exact_postings`] looks up one by one rather than walk
+/// every posting of the query's terms.
+const LOOKED_UP: usize = 256;
+
+/// [`for_each_exact`] for the records of `docs` (ascending, a few) alone, each looked up.
+fn for_each_exact_of(
+    index: &Index,
+    s: usize,
+    postings: &[TermPostings<'_>],
+    docs: &[u32],
+    mut visit: impl FnMut(u32, &[u32; GROUP_COUNT]),
+) -> Result<()> {
+    let file = index.segments()[s].postings.file();
+    let dead = index.dead(s);
+    let live: Vec<u32> = docs
+        .iter()
+        .copied()
+        .filter(|&doc| dead.is_empty() || !dead.contains(doc))
+        .collect();
+    match postings {
+        [] => Ok(()),
+        [one] => one.for_each_with_tfs_of(&live, file, |doc, _, tfs| visit(doc, tfs)),
+        several => {
+            let mut per_doc: BTreeMap<u32, [u32; GROUP_COUNT]> = BTreeMap::new();
+            for postings in several {
+                postings.for_each_with_tfs_of(&live, file, |doc, _, tfs| {
+                    let sums = per_doc.entry(doc).or_default();
+                    for (sum, tf) in sums.iter_mut().zip(tfs) {
+                        *sum += tf;
+                    }
+                })?;
+            }
+            per_doc.iter().for_each(|(&doc, tfs)| visit(doc, tfs));
+            Ok(())
+        }
+    }
 }
 
 /// Whether some segment's entity dictionary holds `name` (lowercased).
