@@ -539,12 +539,12 @@ impl<'t> ChunkScores<'t> {
             if self.floor.is_none() {
                 let mut bounds: Vec<f64> = candidates.iter().map(|c| c.1).collect();
                 let first = nth_best(&mut bounds, first_pass).unwrap_or(f64::NEG_INFINITY);
-                self.score(m, weigh, base, &candidates, &is_involved, |_, bound| {
+                self.score(m, weigh, base, &candidates, &is_involved, |bound| {
                     bound >= first
                 })?;
             }
             let floor = self.floor.unwrap_or(f64::NEG_INFINITY);
-            self.score(m, weigh, base, &candidates, &is_involved, |_, bound| {
+            self.score(m, weigh, base, &candidates, &is_involved, |bound| {
                 bound + SLACK >= floor
             })?;
             self.out[from..].sort_unstable_by_key(|e| e.doc);
@@ -559,8 +559,8 @@ impl<'t> ChunkScores<'t> {
         Ok(self.out)
     }
 
-    /// Scores the chunk's `candidates` (place, bound) not scored yet that are involved or that
-    /// `chosen` accepts, then lifts the floor by their lower bounds.
+    /// Scores the chunk's `candidates` (place, bound) not scored yet that are involved or whose
+    /// bound `chosen` accepts, then lifts the floor by their lower bounds.
     fn score(
         &mut self,
         m: &SegmentMatch<'_>,
@@ -568,7 +568,7 @@ impl<'t> ChunkScores<'t> {
         base: u32,
         candidates: &[(u16, f64)],
         is_involved: &impl Fn(u32) -> bool,
-        chosen: impl Fn(u16, f64) -> bool,
+        chosen: impl Fn(f64) -> bool,
     ) -> Result<()> {
         // The records chosen, with their group lengths; `last` becomes the place of each.
         let mut lengths = Vec::new();
@@ -576,7 +576,7 @@ impl<'t> ChunkScores<'t> {
         for &(at, bound) in candidates {
             let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
             let doc = base + u32::from(at);
-            if self.scored[word] & bit == 0 && (chosen(at, bound) || is_involved(doc)) {
+            if self.scored[word] & bit == 0 && (chosen(bound) || is_involved(doc)) {
                 self.scored[word] |= bit;
                 self.last[at as usize] = lengths.len() as u32;
                 lengths.push(m.segment.columns.group_lengths(doc)?);
