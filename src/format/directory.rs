@@ -62,6 +62,10 @@ impl MemoryDirectory {
 pub enum Directory {
     /// Files on disk, memory-mapped for reading.
     Disk(PathBuf),
+    /// Files on disk written without an fsync: a generation's segments before its commit,
+    /// which syncs those it keeps (`GenerationWriter::commit`); a build's spills, merged into
+    /// one segment and deleted, never reach the disk if the page cache can hold them.
+    Unsynced(PathBuf),
     /// Files in memory.
     Memory(Arc<MemoryDirectory>),
 }
@@ -70,7 +74,7 @@ impl Directory {
     /// The directory's path (for a memory directory, the prefix of its files' names).
     pub fn root(&self) -> &Path {
         match self {
-            Directory::Disk(dir) => dir,
+            Directory::Disk(dir) | Directory::Unsynced(dir) => dir,
             Directory::Memory(memory) => &memory.root,
         }
     }
@@ -80,16 +84,17 @@ impl Directory {
         FileTarget {
             path: segment_file(self.root(), segment, suffix),
             memory: match self {
-                Directory::Disk(_) => None,
+                Directory::Disk(_) | Directory::Unsynced(_) => None,
                 Directory::Memory(memory) => Some(Arc::clone(memory)),
             },
+            sync: !matches!(self, Directory::Unsynced(_)),
         }
     }
 
     /// Whether the file at `path` exists.
     pub fn exists(&self, path: &Path) -> bool {
         match self {
-            Directory::Disk(_) => path.exists(),
+            Directory::Disk(_) | Directory::Unsynced(_) => path.exists(),
             Directory::Memory(memory) => memory.files().contains_key(path),
         }
     }
@@ -97,7 +102,7 @@ impl Directory {
     /// The whole file at `path`, for reading.
     pub fn map(&self, path: &Path) -> Result<MappedFile> {
         match self {
-            Directory::Disk(_) => MappedFile::open(path),
+            Directory::Disk(_) | Directory::Unsynced(_) => MappedFile::open(path),
             Directory::Memory(memory) => {
                 let bytes = memory.files().get(path).cloned().ok_or_else(|| {
                     Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound))
@@ -113,6 +118,8 @@ impl Directory {
 pub struct FileTarget {
     path: PathBuf,
     memory: Option<Arc<MemoryDirectory>>,
+    /// Whether the writer syncs the file (on disk) when it finishes it.
+    sync: bool,
 }
 
 impl FileTarget {
@@ -125,11 +132,20 @@ impl FileTarget {
     pub(crate) fn memory(&self) -> Option<&Arc<MemoryDirectory>> {
         self.memory.as_ref()
     }
+
+    /// Whether the file is synced when its writer finishes it.
+    pub(crate) fn sync(&self) -> bool {
+        self.sync
+    }
 }
 
 impl From<PathBuf> for FileTarget {
     fn from(path: PathBuf) -> FileTarget {
-        FileTarget { path, memory: None }
+        FileTarget {
+            path,
+            memory: None,
+            sync: true,
+        }
     }
 }
 

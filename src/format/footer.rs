@@ -157,7 +157,8 @@ pub struct FileWriter {
 
 /// Where a [`FileWriter`]'s bytes go.
 enum Sink {
-    Disk(BufWriter<File>),
+    /// A file on disk, and whether it is synced when finished.
+    Disk(BufWriter<File>, bool),
     Memory(Vec<u8>, Arc<MemoryDirectory>),
 }
 
@@ -172,7 +173,7 @@ impl FileWriter {
             None => {
                 let file =
                     crate::format::fsio::create_new(&path).map_err(|e| Error::io(&path, e))?;
-                Sink::Disk(BufWriter::with_capacity(1 << 20, file))
+                Sink::Disk(BufWriter::with_capacity(1 << 20, file), target.sync())
             }
         };
         Ok(FileWriter {
@@ -194,7 +195,7 @@ impl FileWriter {
         self.hasher.update(bytes);
         self.written += bytes.len() as u64;
         match &mut self.out {
-            Sink::Disk(out) => out.write_all(bytes).map_err(|e| Error::io(&self.path, e)),
+            Sink::Disk(out, _) => out.write_all(bytes).map_err(|e| Error::io(&self.path, e)),
             Sink::Memory(out, _) => {
                 out.extend_from_slice(bytes);
                 Ok(())
@@ -202,8 +203,9 @@ impl FileWriter {
         }
     }
 
-    /// Writes the footer, flushes and fsyncs the file. Returns the body length and CRC, which
-    /// the manifest records.
+    /// Writes the footer, flushes and fsyncs the file (unless its target is unsynced: see
+    /// [`Directory::Unsynced`](crate::format::directory::Directory::Unsynced)). Returns the body
+    /// length and CRC, which the manifest records.
     pub fn finish(self) -> Result<Footer> {
         let FileWriter {
             out,
@@ -220,12 +222,14 @@ impl FileWriter {
         footer[16..20].copy_from_slice(&crc.to_le_bytes());
         footer[20..24].copy_from_slice(&END_MAGIC);
         match out {
-            Sink::Disk(mut out) => {
+            Sink::Disk(mut out, sync) => {
                 out.write_all(&footer).map_err(|e| Error::io(&path, e))?;
                 let file = out
                     .into_inner()
                     .map_err(|e| Error::io(&path, e.into_error()))?;
-                file.sync_all().map_err(|e| Error::io(&path, e))?;
+                if sync {
+                    file.sync_all().map_err(|e| Error::io(&path, e))?;
+                }
             }
             Sink::Memory(mut bytes, memory) => {
                 bytes.extend_from_slice(&footer);

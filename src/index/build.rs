@@ -341,7 +341,12 @@ fn invert(
             .par_chunks(ROUTE_RECORDS)
             .enumerate()
             .map(|(r, run)| {
-                let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); SHARDS];
+                // Room for a shard's share of the run's terms and a little more (the hash
+                // spreads them evenly), rather than growing each vector from empty.
+                let share = run.iter().map(|t| t.terms.len()).sum::<usize>() / SHARDS;
+                let mut routed: Vec<Vec<Routed>> = (0..SHARDS)
+                    .map(|_| Vec::with_capacity(share + share / 4 + 16))
+                    .collect();
                 for (i, record_terms) in run.iter().enumerate() {
                     let doc = (first + r * ROUTE_RECORDS + i) as u32;
                     for term in &record_terms.terms {

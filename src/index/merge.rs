@@ -7,7 +7,10 @@
 //! `base[s] + d`, `base[s]` being the number of records of the inputs before it.
 //!
 //! Every file is merged in a stream, holding one term (or facet, or word's pairs) at a time, a
-//! batch of them being encoded in parallel:
+//! batch of them being encoded in parallel; two groups of files (terms, facets and pairs; ids,
+//! entities, store and columns) are merged at once. The inputs are spills written without an
+//! fsync (`Directory::Unsynced`), read back from the page cache; the merged files are synced as
+//! each is finished:
 //!
 //! - terms: the union of the term dictionaries; a term's postings are those of each input,
 //!   renumbered, encoded again;
@@ -31,6 +34,7 @@ use roaring::RoaringBitmap;
 use crate::error::{Error, Result};
 use crate::format::blobs::BlobWriter;
 use crate::format::dictionary::{for_each_union, Dictionary, DictionaryWriter};
+use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::pairs as format_pairs;
@@ -80,20 +84,41 @@ pub(crate) fn merge_segments(
         inputs: &segments,
         bases: &bases,
     };
-    let mut files = BTreeMap::new();
-    let mut add = |suffix: &str, entry: FileEntry| files.insert(suffix.to_string(), entry);
-    let (terms_post, terms_fst, terms) = merger.terms(&path("terms.post"), &path("terms.fst"))?;
-    add("terms.post", terms_post);
-    add("terms.fst", terms_fst);
-    let (facets_post, facets_fst) = merger.facets(&path("facets.post"), &path("facets.fst"))?;
-    add("facets.post", facets_post);
-    add("facets.fst", facets_fst);
-    add("pairs", merger.pairs(&path("pairs"))?);
-    add("ids.fst", merger.ids(&path("ids.fst"))?);
-    add("entities.fst", merger.entities(&path("entities.fst"))?);
-    let stores: Vec<_> = segments.iter().map(|s| s.store.frames()).collect();
-    add("store", merge_stores(path("store"), &stores)?.into());
-    add("columns", merger.columns(&path("columns"))?);
+    // The files are independent: two groups of them are merged at once, so that the serial
+    // parts of one (writing, building a dictionary, copying frames) overlap the other's.
+    let terms_and_pairs = || -> Result<_> {
+        let (post, fst, terms) = merger.terms(&path("terms.post"), &path("terms.fst"))?;
+        let (facets_post, facets_fst) = merger.facets(&path("facets.post"), &path("facets.fst"))?;
+        let pairs = merger.pairs(&path("pairs"))?;
+        let files = [
+            ("terms.post", post),
+            ("terms.fst", fst),
+            ("facets.post", facets_post),
+            ("facets.fst", facets_fst),
+            ("pairs", pairs),
+        ];
+        Ok((files, terms))
+    };
+    let the_rest = || -> Result<_> {
+        let ids = merger.ids(&path("ids.fst"))?;
+        let entities = merger.entities(&path("entities.fst"))?;
+        let stores: Vec<_> = segments.iter().map(|s| s.store.frames()).collect();
+        let store = merge_stores(path("store"), &stores)?.into();
+        let columns = merger.columns(&path("columns"))?;
+        Ok([
+            ("ids.fst", ids),
+            ("entities.fst", entities),
+            ("store", store),
+            ("columns", columns),
+        ])
+    };
+    let (first, second) = rayon::join(terms_and_pairs, the_rest);
+    let (first, terms) = first?;
+    let files: BTreeMap<String, FileEntry> = first
+        .into_iter()
+        .chain(second?)
+        .map(|(suffix, entry)| (suffix.to_string(), entry))
+        .collect();
     drop(segments);
     for entry in inputs {
         for suffix in entry.files.keys() {
@@ -121,33 +146,37 @@ struct Merger<'a> {
 type Entries = (Vec<u8>, Vec<(usize, u64)>);
 
 impl Merger<'_> {
-    /// Walks the union of one dictionary per input, calling `flush` with batches of keys.
+    /// Walks the union of one dictionary per input, calling `flush` with batches of keys; the
+    /// pages of the dictionary and of the `read` file (what `flush` reads, if anything) are
+    /// released after each batch.
     fn union(
         &self,
         dictionary: impl Fn(&Segment) -> &Dictionary,
+        read: impl Fn(&Segment) -> Option<&IndexFile>,
         mut flush: impl FnMut(&[Entries]) -> Result<()>,
     ) -> Result<()> {
-        let dictionaries: Vec<&Dictionary> = self.inputs.iter().map(dictionary).collect();
+        let dictionaries: Vec<&Dictionary> = self.inputs.iter().map(&dictionary).collect();
         let mut batch: Vec<Entries> = Vec::with_capacity(BATCH);
         for_each_union(&dictionaries, |key, entries| {
             batch.push((key.to_vec(), entries.to_vec()));
             if batch.len() == BATCH {
                 flush(&batch)?;
                 batch.clear();
-                self.release_pages();
+                self.release_pages(|s| [Some(dictionary(s).file()), read(s)]);
             }
             Ok(())
         })?;
         flush(&batch)?;
-        self.release_pages();
+        self.release_pages(|s| [Some(dictionary(s).file()), read(s)]);
         Ok(())
     }
 
-    /// Unmaps the pages of the inputs read so far, so that a pass over them does not hold
-    /// them all in resident memory.
-    fn release_pages(&self) {
+    /// Unmaps the pages of the inputs' `files` read so far, so that a pass over them does not
+    /// hold them all in resident memory. Only the files of one pass: another may be reading
+    /// the others at the same time.
+    fn release_pages<const N: usize>(&self, files: impl Fn(&Segment) -> [Option<&IndexFile>; N]) {
         for segment in self.inputs {
-            for file in segment.files() {
+            for file in files(segment).into_iter().flatten() {
                 file.release_pages();
             }
         }
@@ -160,6 +189,7 @@ impl Merger<'_> {
         let mut terms = 0u64;
         self.union(
             |s| &s.terms,
+            |s| Some(s.postings.file()),
             |batch| {
                 let encoded = batch
                     .par_iter()
@@ -212,6 +242,7 @@ impl Merger<'_> {
         let mut bytes = Vec::new();
         self.union(
             |s| &s.facets,
+            |s| Some(s.facet_postings.file()),
             |batch| {
                 for (key, entries) in batch {
                     let mut merged = RoaringBitmap::new();
@@ -240,6 +271,7 @@ impl Merger<'_> {
         let mut keys = DictionaryWriter::new(fst);
         self.union(
             |s| &s.ids,
+            |_| None,
             |batch| {
                 for (key, entries) in batch {
                     let (s, doc) = entries[0];
@@ -263,6 +295,7 @@ impl Merger<'_> {
         let mut keys = DictionaryWriter::new(fst);
         self.union(
             |s| &s.entities,
+            |_| None,
             |batch| {
                 for (key, entries) in batch {
                     keys.insert(key, entries.iter().map(|&(_, count)| count).sum())?;
@@ -319,7 +352,7 @@ impl Merger<'_> {
             for blob in blobs.iter().flatten() {
                 writer.push(blob)?;
             }
-            self.release_pages();
+            self.release_pages(|s| [Some(s.pairs.file())]);
         }
         Ok(writer.finish()?.into())
     }

@@ -347,18 +347,4 @@ impl Segment {
     pub fn term_count(&self) -> Result<usize> {
         self.terms.len()
     }
-
-    /// Every file of the segment, for `check` and `stats`.
-    pub fn files(&self) -> Vec<&IndexFile> {
-        vec![
-            self.terms.file(),
-            self.postings.file(),
-            self.facets.file(),
-            self.facet_postings.file(),
-            self.ids.file(),
-            self.store.file(),
-            self.columns.file(),
-            self.entities.file(),
-        ]
-    }
 }

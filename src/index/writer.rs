@@ -12,6 +12,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::progress::ProgressCounter;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -385,7 +386,12 @@ pub(crate) struct GenerationWriter<'p> {
     shared: BuildShared,
     /// Whether `commit` merges the segments into one.
     merge: bool,
+    /// The segments written so far: pushed ones unsynced (`Directory::Unsynced`), a merged one
+    /// synced.
     segments: Vec<SegmentEntry>,
+    /// Whether `segments` were pushed (not merged): `commit` syncs their files before the
+    /// manifest names them.
+    unsynced: bool,
     terms: usize,
     progress: Option<&'p ProgressCounter>,
     committed: bool,
@@ -428,6 +434,7 @@ impl<'p> GenerationWriter<'p> {
             shared: BuildShared::default(),
             merge,
             segments: Vec::new(),
+            unsynced: false,
             terms: 0,
             progress,
             committed: false,
@@ -438,11 +445,13 @@ impl<'p> GenerationWriter<'p> {
         format!("g{:06}-s{:04}", self.generation, self.segments.len())
     }
 
-    /// Writes `records` as the generation's next segment.
+    /// Writes `records` as the generation's next segment, without syncing its files: a spill
+    /// is merged and deleted, and `commit` syncs a segment it keeps.
     pub fn push_segment(&mut self, records: &[SourcedRecord]) -> Result<()> {
         let name = self.next_name();
+        self.unsynced = true;
         let written = write_segment(
-            &Directory::Disk(self.dir.clone()),
+            &Directory::Unsynced(self.dir.clone()),
             &name,
             records,
             &self.analyzer,
@@ -459,8 +468,26 @@ impl<'p> GenerationWriter<'p> {
     fn merge_segments(&mut self) -> Result<()> {
         let merged = merge_segments(&self.dir, &self.next_name(), &self.segments)?;
         self.segments = vec![merged.entry];
+        self.unsynced = false;
         self.terms = merged.terms;
         Ok(())
+    }
+
+    /// Syncs every file of the pushed segments (the manifest must name only durable files).
+    fn sync_segments(&self) -> Result<()> {
+        let paths: Vec<PathBuf> = self
+            .segments
+            .iter()
+            .flat_map(|entry| {
+                (entry.files.keys())
+                    .map(|suffix| Manifest::file_path(&self.dir, &entry.name, suffix))
+            })
+            .collect();
+        paths.par_iter().try_for_each(|path| {
+            fsio::open_read(path)
+                .and_then(|file| file.sync_all())
+                .map_err(|e| Error::io(path, e))
+        })
     }
 
     /// The locator of record `doc` of segment `segment` already written.
@@ -480,6 +507,9 @@ impl<'p> GenerationWriter<'p> {
         }
         if self.merge && self.segments.len() > 1 {
             self.merge_segments()?;
+        }
+        if self.unsynced {
+            self.sync_segments()?;
         }
         let generation = self.generation;
         let manifest = Manifest {

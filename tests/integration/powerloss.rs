@@ -463,6 +463,31 @@ fn workload() -> Workload {
         )
     };
     let compact = || ("compact".to_string(), vec!["compact".to_string()]);
+    // First, a rebuild in spills of two records (first so that its crash points replay no
+    // command before it): the spills are written unsynced and merged; the merged segment must
+    // be durable before the manifest names it. Same ids as the base, other text.
+    let rebuilt: Vec<String> = (1..=4)
+        .map(|i| {
+            record_json(
+                &format!("p-{i}"),
+                &format!("rebuilt record number {i} about gears"),
+                &format!("problem {i}"),
+                "rebuilt",
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("rebuilt.jsonl"), rebuilt.join("\n") + "\n").expect("input");
+    commands.push((
+        "build --replace in spills".to_string(),
+        vec![
+            "build".to_string(),
+            "--replace".to_string(),
+            "--spill-records".to_string(),
+            "2".to_string(),
+            "--input".to_string(),
+            dir.join("rebuilt.jsonl").to_string_lossy().into_owned(),
+        ],
+    ));
     commands.push(record("p-10", "ten gadgets fall over"));
     commands.push(feedback("p-1", "success"));
     commands.push(delete("p-2"));
