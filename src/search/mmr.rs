@@ -16,14 +16,18 @@ use std::collections::HashSet;
 
 /// The content as MMR compares it: `str::to_lowercase`, runs of `char::is_whitespace`
 /// collapsed to one space, trimmed, then its first `chars` characters.
+///
+/// Lowercased word by word, so that a long content is lowercased only as far as its prefix: a
+/// word lowercases alone as it does within the text, since no character lowercases to or from
+/// whitespace and the one rule that looks at a character's neighbours (a final capital sigma)
+/// stops at whitespace.
 pub fn content_prefix(content: &str, chars: usize) -> String {
-    let lower = content.to_lowercase();
     let mut out = String::new();
-    for (i, word) in lower.split_whitespace().enumerate() {
+    for (i, word) in content.split_whitespace().enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        out.push_str(word);
+        out.push_str(&word.to_lowercase());
         if out.len() >= chars * 4 {
             break; // enough characters whatever their width
         }
@@ -69,6 +73,48 @@ mod tests {
         }
         let long = "word ".repeat(100);
         assert_eq!(content_prefix(&long, 100).chars().count(), 100);
+    }
+
+    /// Word by word, the prefix is what lowercasing the whole content first gives, on text
+    /// mixing the characters whose lowercasing depends on context or changes length (final
+    /// sigma, dotted capital I) with whitespace, punctuation and combining marks.
+    #[test]
+    fn words_lowercase_alone_as_within_the_text() {
+        let whole = |content: &str, chars: usize| -> String {
+            let lower = content.to_lowercase();
+            let words: Vec<&str> = lower.split_whitespace().collect();
+            words.join(" ").chars().take(chars).collect()
+        };
+        let alphabet = [
+            "Σ", "σ", "ς", "Α", "ά", "'", ".", "\u{301}", "\u{AD}", " ", "\t", "\u{3000}", "\n",
+            "İ", "I", "a", "B", "数", "-", "\u{200B}",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let len = next(12);
+            let content: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            for chars in [3, 100] {
+                assert_eq!(
+                    content_prefix(&content, chars),
+                    whole(&content, chars),
+                    "{content:?}"
+                );
+            }
+        }
+        for content in ["ΟΔΟΣ ΟΔΟΣ.", "ΑΣ'\u{301} Σ", "Σ\u{3000}ΣΑΣ", "İSTANBUL Σ"]
+        {
+            assert_eq!(
+                content_prefix(content, 100),
+                whole(content, 100),
+                "{content:?}"
+            );
+        }
     }
 
     #[test]
