@@ -55,29 +55,87 @@ pub struct ChunkCursor {
 }
 
 /// Where a walk over a term's records and their term frequencies stands
-/// ([`TermPostings::for_each_with_tfs_in_chunk`]).
+/// ([`TermPostings::for_each_with_tfs_in_chunk`]): the chunk cursor of the records, and the
+/// term frequencies not yet taken.
 #[derive(Debug, Clone)]
 pub struct TfCursor<'a> {
     chunks: ChunkCursor,
-    /// The blocks not yet decoded, and how many values they hold.
+    values: TfValues<'a>,
+}
+
+/// A term's blocks of term frequencies (tf − 1 each, bit-packed [`TF_BLOCK`] to a block, a
+/// width byte before each), read in order: each decoded or stepped over whole.
+#[derive(Debug, Clone)]
+struct TfBlocks<'a> {
     bytes: ByteCursor<'a>,
+    /// The values of the blocks not yet read.
     remaining: usize,
-    /// The block decoded last (tf − 1 each), and the next of its values.
+}
+
+impl<'a> TfBlocks<'a> {
+    /// The blocks of a postings blob's term frequency part (their count first).
+    fn new(tfs: &'a [u8]) -> std::result::Result<TfBlocks<'a>, FormatError> {
+        let mut bytes = ByteCursor::new(tfs);
+        let remaining = bytes.u32()? as usize;
+        Ok(TfBlocks { bytes, remaining })
+    }
+
+    /// The next block's value count and packed values, the cursor moved past them.
+    fn next_packed(&mut self) -> std::result::Result<(usize, Packed<'a>), FormatError> {
+        let count = self.remaining.min(TF_BLOCK);
+        if count == 0 {
+            return Err("more term frequencies needed than recorded".into());
+        }
+        let cut = |problem: FormatError| problem.within("term frequencies");
+        let width = u32::from(self.bytes.u8().map_err(cut)?);
+        if width > 32 {
+            return Err(format!("term frequency width {width} is invalid").into());
+        }
+        let packed = Packed::new(
+            self.bytes.take(packed_len(count, width)).map_err(cut)?,
+            width,
+        );
+        self.remaining -= count;
+        Ok((count, packed))
+    }
+
+    /// Decodes the next block into `block`.
+    fn decode(&mut self, block: &mut Vec<u32>) -> std::result::Result<(), FormatError> {
+        let (count, packed) = self.next_packed()?;
+        block.clear();
+        block.extend((0..count).map(|i| packed.get(i)));
+        Ok(())
+    }
+
+    /// Steps over the next block without decoding it; returns its value count.
+    fn skip(&mut self) -> std::result::Result<usize, FormatError> {
+        Ok(self.next_packed()?.0)
+    }
+
+    /// Whether every block was read and nothing follows them.
+    fn is_done(&self) -> bool {
+        self.remaining == 0 && self.bytes.is_empty()
+    }
+}
+
+/// Term frequencies taken in order, a decoded block at a time.
+#[derive(Debug, Clone)]
+struct TfValues<'a> {
+    blocks: TfBlocks<'a>,
+    /// The block decoded last, and the next of its values.
     block: Vec<u32>,
     next: usize,
 }
 
-impl TfCursor<'_> {
-    /// The next value (tf − 1), decoding a block where the last is used up.
+impl TfValues<'_> {
+    /// The values left in the current block, decoding the next where it is used up.
     #[inline]
-    fn value(&mut self) -> std::result::Result<u32, FormatError> {
+    fn available(&mut self) -> std::result::Result<usize, FormatError> {
         if self.next == self.block.len() {
-            next_tf_block(&mut self.bytes, &mut self.remaining, &mut self.block)?;
+            self.blocks.decode(&mut self.block)?;
             self.next = 0;
         }
-        let value = self.block[self.next];
-        self.next += 1;
-        Ok(value)
+        Ok(self.block.len() - self.next)
     }
 
     /// The term frequencies of a posting in the groups of `mask`.
@@ -86,7 +144,9 @@ impl TfCursor<'_> {
         let mut tfs = [0u32; GROUP_COUNT];
         for (g, tf) in tfs.iter_mut().enumerate() {
             if mask & (1 << g) != 0 {
-                *tf = self.value()?.saturating_add(1);
+                self.available()?;
+                *tf = self.block[self.next].saturating_add(1);
+                self.next += 1;
             }
         }
         Ok(tfs)
@@ -96,15 +156,16 @@ impl TfCursor<'_> {
     #[inline]
     fn skip(&mut self, mut count: usize) -> std::result::Result<(), FormatError> {
         while count > 0 {
-            if self.next == self.block.len() {
-                next_tf_block(&mut self.bytes, &mut self.remaining, &mut self.block)?;
-                self.next = 0;
-            }
-            let step = count.min(self.block.len() - self.next);
+            let step = count.min(self.available()?);
             self.next += step;
             count -= step;
         }
         Ok(())
+    }
+
+    /// Whether every value was taken and nothing follows them.
+    fn is_done(&self) -> bool {
+        self.next == self.block.len() && self.blocks.is_done()
     }
 }
 
@@ -648,9 +709,10 @@ impl<'a> TermPostings<'a> {
         mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
         let corrupt = |problem: FormatError| file.corrupt(problem.within("postings"));
-        let mut cursor = self.tf_cursor(file)?;
+        let mut blocks = TfBlocks::new(self.tfs).map_err(corrupt)?;
+        let mut block = Vec::with_capacity(TF_BLOCK);
         // The records counted so far and the term frequencies they hold; the index of the first
-        // value of `cursor.block`, and of the block after it.
+        // value of `block`, and of the block after it.
         let (mut counted, mut values) = (0usize, 0usize);
         let (mut block_start, mut next_block) = (0usize, 0usize);
         let one_mask = (self.palette.len() == 1).then(|| self.palette[0].count_ones() as usize);
@@ -681,17 +743,15 @@ impl<'a> TermPostings<'a> {
                     return Err(corrupt("records out of order".into()));
                 }
                 while at >= next_block {
-                    if at >= next_block + TF_BLOCK && cursor.remaining > TF_BLOCK {
-                        skip_tf_block(&mut cursor.bytes, &mut cursor.remaining).map_err(corrupt)?;
-                        next_block += TF_BLOCK;
+                    if at >= next_block + TF_BLOCK {
+                        next_block += blocks.skip().map_err(corrupt)?;
                     } else {
-                        next_tf_block(&mut cursor.bytes, &mut cursor.remaining, &mut cursor.block)
-                            .map_err(corrupt)?;
+                        blocks.decode(&mut block).map_err(corrupt)?;
                         block_start = next_block;
-                        next_block += cursor.block.len();
+                        next_block += block.len();
                     }
                 }
-                *tf = cursor.block[at - block_start].saturating_add(1);
+                *tf = block[at - block_start].saturating_add(1);
                 at += 1;
             }
             visit(doc, mask, &tfs);
@@ -740,34 +800,24 @@ impl<'a> TermPostings<'a> {
         visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
         let mut cursor = self.tf_cursor(file)?;
-        let mut at = cursor.chunks;
-        self.walk_with_tfs(
-            &mut cursor,
-            &mut at,
-            self.containers,
-            records,
-            file,
-            wanted,
-            visit,
-        )?;
-        cursor.chunks = at;
+        let TfCursor { chunks, values } = &mut cursor;
+        let end = self.containers;
+        self.walk_with_tfs(values, chunks, end, records, file, wanted, visit)?;
         self.finish_tfs(&cursor, records, file)
     }
 
     /// A cursor at the first chunk of the records and their term frequencies, for
     /// [`TermPostings::for_each_with_tfs_in_chunk`].
     pub fn tf_cursor(&self, file: &IndexFile) -> Result<TfCursor<'a>> {
-        let mut bytes = ByteCursor::new(self.tfs);
-        let remaining = bytes
-            .u32()
-            .map_err(|problem| file.corrupt(problem.within("postings blob")))?
-            as usize;
+        let blocks = TfBlocks::new(self.tfs)
+            .map_err(|problem| file.corrupt(problem.within("postings blob")))?;
         Ok(TfCursor {
             chunks: self.chunk_cursor(),
-            bytes,
-            remaining,
-            block: Vec::with_capacity(TF_BLOCK),
-            next: 0,
+            values: TfValues {
+                blocks,
+                block: Vec::with_capacity(TF_BLOCK),
+                next: 0,
+            },
         })
     }
 
@@ -783,14 +833,13 @@ impl<'a> TermPostings<'a> {
         wanted: impl Fn(u32) -> bool,
         visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
     ) -> Result<()> {
-        let mut at = cursor.chunks;
-        if at.container < self.containers {
-            let key = u16_at(self.docs, 8 + 4 * at.container);
+        let TfCursor { chunks, values } = cursor;
+        if chunks.container < self.containers {
+            let key = u16_at(self.docs, 8 + 4 * chunks.container);
             debug_assert!(key >= chunk, "chunk {key} was skipped");
             if key == chunk {
-                let end = at.container + 1;
-                self.walk_with_tfs(cursor, &mut at, end, records, file, wanted, visit)?;
-                cursor.chunks = at;
+                let end = chunks.container + 1;
+                self.walk_with_tfs(values, chunks, end, records, file, wanted, visit)?;
             }
         }
         Ok(())
@@ -800,7 +849,7 @@ impl<'a> TermPostings<'a> {
     /// it), or term frequencies that no record took.
     pub fn finish_tfs(&self, cursor: &TfCursor<'_>, records: u32, file: &IndexFile) -> Result<()> {
         self.finish_chunks(&cursor.chunks, records, file)?;
-        if cursor.next != cursor.block.len() || cursor.remaining != 0 || !cursor.bytes.is_empty() {
+        if !cursor.values.is_done() {
             let problem = FormatError::from("term frequencies do not fit the records");
             return Err(file.corrupt(problem.within("postings")));
         }
@@ -808,12 +857,12 @@ impl<'a> TermPostings<'a> {
     }
 
     /// The records of the containers from `at` up to container `end` with their term
-    /// frequencies, read on from `cursor`.
+    /// frequencies, taken from `values`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn walk_with_tfs(
         &self,
-        cursor: &mut TfCursor<'a>,
+        values: &mut TfValues<'a>,
         at: &mut ChunkCursor,
         end: usize,
         records: u32,
@@ -829,8 +878,8 @@ impl<'a> TermPostings<'a> {
             }
             let mask = palette[code];
             let taken = match wanted(doc) {
-                true => cursor.take(mask).map(|tfs| visit(doc, mask, &tfs)),
-                false => cursor.skip(mask.count_ones() as usize),
+                true => values.take(mask).map(|tfs| visit(doc, mask, &tfs)),
+                false => values.skip(mask.count_ones() as usize),
             };
             if let Err(p) = taken {
                 problem = Some(p);
@@ -850,65 +899,26 @@ impl<'a> TermPostings<'a> {
         file: &IndexFile,
         mut visit: impl FnMut(&[u32]),
     ) -> Result<()> {
-        let mut tfs = ByteCursor::new(self.tfs);
-        let mut remaining = tfs
-            .u32()
-            .map_err(|problem| file.corrupt(problem.within("postings blob")))?
-            as usize;
-        if remaining != expected {
+        let mut blocks = TfBlocks::new(self.tfs)
+            .map_err(|problem| file.corrupt(problem.within("postings blob")))?;
+        if blocks.remaining != expected {
             return Err(file.corrupt(format!(
-                "postings: {remaining} term frequencies for records that need {expected}"
+                "postings: {} term frequencies for records that need {expected}",
+                blocks.remaining
             )));
         }
         let mut block = Vec::with_capacity(TF_BLOCK);
-        while remaining > 0 {
-            next_tf_block(&mut tfs, &mut remaining, &mut block)
+        while blocks.remaining > 0 {
+            blocks
+                .decode(&mut block)
                 .map_err(|problem| file.corrupt(problem.within("postings")))?;
             visit(&block);
         }
-        if !tfs.is_empty() {
+        if !blocks.bytes.is_empty() {
             return Err(file.corrupt("postings: term frequencies do not fit the records"));
         }
         Ok(())
     }
-}
-
-/// Decodes the next block of term frequencies (tf − 1) from `tfs`, of the `remaining` the
-/// blob holds, into `block`.
-fn next_tf_block(
-    tfs: &mut ByteCursor<'_>,
-    remaining: &mut usize,
-    block: &mut Vec<u32>,
-) -> std::result::Result<(), FormatError> {
-    let count = (*remaining).min(TF_BLOCK);
-    if count == 0 {
-        return Err("more term frequencies needed than recorded".into());
-    }
-    let cut = |problem: FormatError| problem.within("term frequencies");
-    let width = u32::from(tfs.u8().map_err(cut)?);
-    if width > 32 {
-        return Err(format!("term frequency width {width} is invalid").into());
-    }
-    let packed = Packed::new(tfs.take(packed_len(count, width)).map_err(cut)?, width);
-    *remaining -= count;
-    block.clear();
-    block.extend((0..count).map(|i| packed.get(i)));
-    Ok(())
-}
-
-/// Steps over the next block of term frequencies, a full one, without decoding it.
-fn skip_tf_block(
-    tfs: &mut ByteCursor<'_>,
-    remaining: &mut usize,
-) -> std::result::Result<(), FormatError> {
-    let cut = |problem: FormatError| problem.within("term frequencies");
-    let width = u32::from(tfs.u8().map_err(cut)?);
-    if width > 32 {
-        return Err(format!("term frequency width {width} is invalid").into());
-    }
-    tfs.take(packed_len(TF_BLOCK, width)).map_err(cut)?;
-    *remaining -= TF_BLOCK;
-    Ok(())
 }
 
 /// Checks the header of a serialized record set (roaring's format without run containers) and
@@ -1150,24 +1160,29 @@ mod tests {
                     .collect();
                 assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
                 assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
-                // A few records looked up, among records without the term: theirs alone.
-                let asked: Vec<u32> = model
-                    .keys()
-                    .step_by(7)
-                    .flat_map(|&d| [d, d + 1])
-                    .collect::<BTreeSet<u32>>()
-                    .into_iter()
-                    .collect();
-                let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
-                    .iter()
-                    .filter(|(d, _)| asked.contains(d))
-                    .map(|(&d, t)| (d, *t))
-                    .collect();
-                let mut looked_up = Vec::new();
-                postings
-                    .for_each_with_tfs_of(&asked, file, |doc, _, tfs| looked_up.push((doc, *tfs)))
-                    .unwrap();
-                assert_eq!(looked_up, expected);
+                // A few records looked up, among records without the term: theirs alone. Every
+                // 7th record reads neighbouring blocks; every 97th and the last (over a hundred
+                // values apart, as a rule) step over whole blocks undecoded.
+                for stride in [7, 97] {
+                    let asked: Vec<u32> = model
+                        .keys()
+                        .step_by(stride)
+                        .chain(model.keys().last())
+                        .flat_map(|&d| [d, d + 1])
+                        .collect::<BTreeSet<u32>>()
+                        .into_iter()
+                        .collect();
+                    let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
+                        .iter()
+                        .filter(|(d, _)| asked.contains(d))
+                        .map(|(&d, t)| (d, *t))
+                        .collect();
+                    let mut looked_up = Vec::new();
+                    postings
+                        .for_each_with_tfs_of(&asked, file, |doc, _, tfs| looked_up.push((doc, *tfs)))
+                        .unwrap();
+                    assert_eq!(looked_up, expected);
+                }
             });
         }
 
