@@ -181,17 +181,46 @@ pub fn query_entities<E>(
 /// alphanumeric character just before or after it — or anywhere, when it is all CJK.
 pub fn occurs_in(entity: &str, record_entities: &[String], content_lower: &str) -> bool {
     let needle = entity.to_lowercase();
-    if needle.is_empty() {
+    !needle.is_empty() && (names(record_entities, &needle) || in_content(&needle, content_lower))
+}
+
+/// Whether any of `entities` occurs in a record with these `entities` ([`occurs_in`]); its
+/// `content` is read and lowercased only when none equals one of the record's entities.
+pub fn any_occurs_in(
+    entities: &[String],
+    record_entities: &[String],
+    content: impl FnOnce() -> String,
+) -> bool {
+    let needles: Vec<String> = entities
+        .iter()
+        .map(|e| e.to_lowercase())
+        .filter(|needle| !needle.is_empty())
+        .collect();
+    if needles.is_empty() {
         return false;
     }
-    if record_entities.iter().any(|e| e.to_lowercase() == needle) {
+    if needles.iter().any(|needle| names(record_entities, needle)) {
         return true;
     }
+    let content_lower = content().to_lowercase();
+    needles
+        .iter()
+        .any(|needle| in_content(needle, &content_lower))
+}
+
+/// Whether one of `record_entities` is `needle` (lowercased) case-insensitively.
+fn names(record_entities: &[String], needle: &str) -> bool {
+    record_entities.iter().any(|e| e.to_lowercase() == needle)
+}
+
+/// Whether `needle` (lowercased, not empty) occurs in `content_lower` with no alphanumeric
+/// character just before or after it — or anywhere, when it is all CJK.
+fn in_content(needle: &str, content_lower: &str) -> bool {
     if needle.chars().all(is_cjk_char) {
-        return content_lower.contains(&needle);
+        return content_lower.contains(needle);
     }
     let mut from = 0;
-    while let Some(found) = content_lower[from..].find(&needle) {
+    while let Some(found) = content_lower[from..].find(needle) {
         let at = from + found;
         let end = at + needle.len();
         let before = content_lower[..at].chars().next_back();
@@ -394,12 +423,31 @@ mod tests {
             ("", "anything", false),
         ];
         for (entity, content, expected) in cases {
-            let content = content.to_lowercase();
+            let lower = content.to_lowercase();
             assert_eq!(
-                occurs_in(entity, &entities, &content),
+                occurs_in(entity, &entities, &lower),
                 expected,
                 "{entity:?} in {content:?}"
             );
+            // Alone and beside an entity found nowhere, through `any_occurs_in`.
+            for asked in [
+                vec![entity.to_string()],
+                vec!["zzz".into(), entity.to_string()],
+            ] {
+                let any = any_occurs_in(&asked, &entities, || content.to_string());
+                assert_eq!(any, expected, "{asked:?} in {content:?}");
+            }
         }
+        // The content is read only when no entity equals one of the record's.
+        let unread = || -> String { panic!("the content was read") };
+        assert!(any_occurs_in(
+            &["zzz".into(), "POSTGRESQL".into()],
+            &entities,
+            unread
+        ));
+        assert!(!any_occurs_in(&["".into()], &entities, unread));
+        assert!(!any_occurs_in(&[], &entities, unread));
+        // Lowercased before it is searched.
+        assert!(any_occurs_in(&["rust".into()], &[], || "Learn RUST.".into()));
     }
 }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
-use crate::search::entities::{occurs_in, query_entities};
+use crate::search::entities::{any_occurs_in, query_entities};
 use crate::search::mmr::{content_prefix, demotion, near_duplicates};
 use crate::search::profiles::age_days;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
@@ -200,14 +200,11 @@ impl Step<'_> {
         };
         ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
             let values = self.source.values(r.hit.doc)?;
-            let entity_occurs = if entities.is_empty() {
-                false
-            } else {
+            let entity_occurs = !entities.is_empty() && {
                 let stored = self.records.get(self.source, r.hit.doc)?;
-                let content = stored.record.content().to_lowercase();
-                entities
-                    .iter()
-                    .any(|e| occurs_in(e, &stored.record.entities, &content))
+                any_occurs_in(&entities, &stored.record.entities, || {
+                    stored.record.content()
+                })
             };
             let s = decay::score(
                 &DecayInput {
