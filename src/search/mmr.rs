@@ -9,7 +9,7 @@
 //! assert_eq!(a, "pool timeout under load");
 //! let b = content_prefix(" pool timeout under\tload ", 100);
 //! let c = content_prefix("something else", 100);
-//! assert_eq!(near_duplicates(&[a, c, b]), [false, false, true]);
+//! assert_eq!(near_duplicates([a.as_str(), &c, &b]), [false, false, true]);
 //! ```
 
 use std::collections::HashSet;
@@ -37,9 +37,9 @@ pub fn content_prefix(content: &str, chars: usize) -> String {
 
 /// For prefixes in rank order: whether each equals the prefix of some higher-ranked result
 /// (demoted or not).
-pub fn near_duplicates(prefixes: &[String]) -> Vec<bool> {
-    let mut seen: HashSet<&str> = HashSet::with_capacity(prefixes.len());
-    prefixes.iter().map(|p| !seen.insert(p.as_str())).collect()
+pub fn near_duplicates<'p>(prefixes: impl IntoIterator<Item = &'p str>) -> Vec<bool> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    prefixes.into_iter().map(|p| !seen.insert(p)).collect()
 }
 
 /// The change MMR makes to a near duplicate's score: −penalty in `decay`, else
@@ -119,12 +119,11 @@ mod tests {
 
     #[test]
     fn only_later_equal_prefixes_are_near_duplicates() {
-        let p = |s: &str| s.to_string();
         assert_eq!(
-            near_duplicates(&[p("a"), p("b"), p("a"), p("a"), p("c"), p("b")]),
+            near_duplicates(["a", "b", "a", "a", "c", "b"]),
             [false, false, true, true, false, true]
         );
-        assert!(near_duplicates(&[]).is_empty());
+        assert!(near_duplicates([]).is_empty());
     }
 
     #[test]

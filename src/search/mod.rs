@@ -11,6 +11,7 @@ mod backend;
 pub mod breakdown;
 pub mod budget;
 pub mod builder;
+mod decay_page;
 pub mod entities;
 pub mod federated;
 pub mod filters;

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Timestamp;
+use crate::search::decay_page;
 use crate::search::filters::Filters;
 use crate::search::phrase_checks::{self, PhraseChecks};
 use crate::search::plan::Plan;
@@ -272,12 +273,17 @@ fn prepare<'r>(
         )),
         Profile::Standard | Profile::Recency | Profile::Bm25f => None,
     };
+    let decay_page_only = request.profile == Profile::Decay
+        && request.rerank.is_none()
+        && request.explain.is_none()
+        && request.min_score.is_none();
     let plan = Plan {
         request,
         settings,
         token_count: query.tokens.len() as u32,
         top,
         plain_standard,
+        decay_page_only,
         empty,
         query,
         filters,
@@ -389,7 +395,7 @@ fn apply_profile<'a>(
 ) -> Result<Vec<Ranked<'a>>> {
     match plan.request.profile {
         Profile::Standard => {}
-        Profile::Decay => step.decay(&mut ranked, removed)?,
+        Profile::Decay => step.decay(&mut ranked, removed, !plan.decay_page_only)?,
         Profile::Recency => step.recency(&mut ranked)?,
         Profile::Bm25f => ranked = step.bm25f(ranked)?,
     }
@@ -400,7 +406,10 @@ fn apply_profile<'a>(
 }
 
 /// Stage 6: the order (score, then id), the `--candidates` cap, supersession (SPEC §6.1) and
-/// near-duplicate demotion (MMR), supersession again after it.
+/// near-duplicate demotion (MMR), supersession again after it. Decay's entity checks are made
+/// here, and when only the page is read ([`Plan::decay_page_only`]) and no supersession clamp
+/// applies, only those records are read that can reach the page (`decay_page.rs`); the list
+/// is then the head of the ranking.
 fn post_steps(
     step: &ranking::Step<'_>,
     plan: &Plan<'_>,
@@ -408,6 +417,14 @@ fn post_steps(
     removed: &mut HashMap<DocRef, Removal>,
     candidates: usize,
 ) -> Result<()> {
+    if plan.request.profile == Profile::Decay {
+        if plan.decay_page_only && !post_steps::any_supersession(ranked) {
+            return decay_page::settle(step, ranked, plan.request.limit);
+        }
+        if ranked.iter().any(|r| r.undecided.is_some()) {
+            step.decide_entities(ranked, &step.query_entities()?)?;
+        }
+    }
     sort_by_score(ranked);
     if plan.request.profile != Profile::Decay {
         if let Some(cap) = plan.request.candidates {

@@ -21,6 +21,10 @@ pub(crate) struct Plan<'r> {
     /// The standard profile without ranking options: its order is score then id, so only the
     /// top of the list needs sorting and only some phrases need checking.
     pub plain_standard: bool,
+    /// Decay whose ranking nothing reads beyond the page (no `--explain`, `--min-score` or
+    /// `--rerank`): its entity checks wait until the post-steps, which read only the records
+    /// that can reach the page.
+    pub decay_page_only: bool,
     /// The order the source can rank by under bounds, and how many places of it the rest of
     /// the pipeline reads (the page, or decay's `--candidates`): for the standard, recency and
     /// decay profiles without a ranking option that reads every candidate (rerank, MMR,

@@ -1,7 +1,7 @@
 //! The post-steps after a profile has scored: the `--candidates` cap, supersession (SPEC §6.1),
 //! the normalized score `--min-score` compares, and the `--token-budget` cut (SPEC §6.6).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::search::budget;
 use crate::search::ranking::{Ranked, Removal};
@@ -46,6 +46,14 @@ pub(crate) fn cap_candidates(
         removed.insert(r.hit.doc, Removal::BeyondCandidates(i + 1));
     }
     ranked.truncate(cap);
+}
+
+/// Whether some candidate supersedes another candidate (SPEC §6.1 then clamps).
+pub(crate) fn any_supersession(ranked: &[Ranked<'_>]) -> bool {
+    let ids: HashSet<&str> = ranked.iter().map(|r| r.hit.id).collect();
+    ranked
+        .iter()
+        .any(|r| r.hit.supersedes.is_some_and(|target| ids.contains(target)))
 }
 
 /// SPEC §6.1: clamp each superseded candidate just below its candidate superseders, in passes

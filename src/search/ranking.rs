@@ -61,6 +61,10 @@ pub(crate) struct Ranked<'a> {
     pub rerank: Option<(f64, Features)>,
     pub supersession: f64,
     pub mmr: f64,
+    /// Decay's score if some query entity occurs in the record, while the entity check (which
+    /// reads the record's text) has not been made; `score` and `detail` are the score if none
+    /// does. `None` once decided, or when the check cannot change the score.
+    pub undecided: Option<Box<DecayBreakdown>>,
 }
 
 impl<'a> Ranked<'a> {
@@ -75,6 +79,26 @@ impl<'a> Ranked<'a> {
             rerank: None,
             supersession: 0.0,
             mmr: 0.0,
+            undecided: None,
+        }
+    }
+
+    /// The greatest score the candidate can have before the post-steps (which only lower
+    /// scores): its score, or the greater of its two while its entity check is undecided.
+    pub fn upper(&self) -> f64 {
+        match &self.undecided {
+            Some(with) => self.score.max(with.score),
+            None => self.score,
+        }
+    }
+
+    /// Settles an undecided entity check: whether some query entity occurs in the record.
+    pub fn decide(&mut self, entity_occurs: bool) {
+        if let Some(with) = self.undecided.take() {
+            if entity_occurs {
+                self.score = with.score;
+                self.detail = Detail::Decay(with);
+            }
         }
     }
 
@@ -129,7 +153,7 @@ pub(crate) struct Decoded(Mutex<HashMap<DocRef, Arc<StoredRecord>>>);
 
 impl Decoded {
     /// The record at `doc`, decoded on first use (outside the lock).
-    fn get(&self, source: &dyn Source, doc: DocRef) -> Result<Arc<StoredRecord>> {
+    pub fn get(&self, source: &dyn Source, doc: DocRef) -> Result<Arc<StoredRecord>> {
         let known = self.0.lock().ok().and_then(|map| map.get(&doc).cloned());
         if let Some(record) = known {
             return Ok(record);
@@ -151,11 +175,14 @@ fn best_relevance(ranked: &[Ranked<'_>]) -> f64 {
 
 impl Step<'_> {
     /// SPEC §5.1: superseded records out (unless `--include-superseded`), the top
-    /// `--candidates` by (r desc, id), then the decay score of each.
+    /// `--candidates` by (r desc, id), then the decay score of each. The entity check is made
+    /// only where it can change a score, and there only if `decide`; else it is left undecided
+    /// for [`decay_page`](super::decay_page) to make where the page needs it.
     pub fn decay(
         &self,
         ranked: &mut Vec<Ranked<'_>>,
         removed: &mut HashMap<DocRef, Removal>,
+        decide: bool,
     ) -> Result<()> {
         if !self.request.include_superseded {
             ranked.retain(|r| {
@@ -182,46 +209,74 @@ impl Step<'_> {
         ranked.truncate(cap);
         let r_max = best_relevance(ranked);
 
+        let entities = self.query_entities()?;
+        ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
+            let values = self.source.values(r.hit.doc)?;
+            let score = |entity_occurs: bool| {
+                decay::score(
+                    &DecayInput {
+                        relevance: r.relevance.relevance,
+                        r_max,
+                        age_days: age_days(self.now, r.hit.created_at),
+                        decay_factor: values.decay_factor,
+                        salience: values.salience,
+                        memory_type: &values.memory_type,
+                        entity_occurs,
+                        feedback: r.hit.feedback,
+                    },
+                    &self.settings.decay,
+                )
+            };
+            let without = score(false);
+            let with = (!entities.is_empty())
+                .then(|| score(true))
+                .filter(|with| *with != without);
+            r.score = without.score;
+            r.detail = Detail::Decay(Box::new(without));
+            r.undecided = with.map(Box::new);
+            Ok(())
+        })?;
+        if decide {
+            self.decide_entities(ranked, &entities)?;
+        }
+        Ok(())
+    }
+
+    /// The query's entities (SPEC §5.4) when some decay adjustment tests them, else none.
+    pub fn query_entities(&self) -> Result<Vec<String>> {
         let uses_entities = self
             .settings
             .decay
             .adjustments
             .iter()
             .any(|a| a.condition.uses_entities());
-        let entities = if uses_entities {
-            query_entities(
-                &self.query.text,
-                &self.request.entities,
-                &self.settings.entities,
-                |name| self.source.entity_known(name),
-            )?
-        } else {
-            Vec::new()
-        };
-        ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
-            let values = self.source.values(r.hit.doc)?;
-            let entity_occurs = !entities.is_empty() && {
+        if !uses_entities {
+            return Ok(Vec::new());
+        }
+        query_entities(
+            &self.query.text,
+            &self.request.entities,
+            &self.settings.entities,
+            |name| self.source.entity_known(name),
+        )
+    }
+
+    /// Makes the entity check of every undecided candidate, reading its record.
+    pub fn decide_entities(&self, ranked: &mut [Ranked<'_>], entities: &[String]) -> Result<()> {
+        ranked
+            .par_iter_mut()
+            .filter(|r| r.undecided.is_some())
+            .try_for_each(|r| -> Result<()> {
                 let stored = self.records.get(self.source, r.hit.doc)?;
-                any_occurs_in(&entities, &stored.record.entities, || {
-                    stored.record.content()
-                })
-            };
-            let s = decay::score(
-                &DecayInput {
-                    relevance: r.relevance.relevance,
-                    r_max,
-                    age_days: age_days(self.now, r.hit.created_at),
-                    decay_factor: values.decay_factor,
-                    salience: values.salience,
-                    memory_type: &values.memory_type,
-                    entity_occurs,
-                    feedback: r.hit.feedback,
-                },
-                &self.settings.decay,
-            );
-            r.score = s.score;
-            r.detail = Detail::Decay(Box::new(s));
-            Ok(())
+                r.decide(self.entity_occurs(entities, &stored));
+                Ok(())
+            })
+    }
+
+    /// Whether one of `entities` occurs in `stored` (SPEC §5.4).
+    pub fn entity_occurs(&self, entities: &[String], stored: &StoredRecord) -> bool {
+        any_occurs_in(entities, &stored.record.entities, || {
+            stored.record.content()
         })
     }
 
@@ -378,7 +433,10 @@ impl Step<'_> {
             .collect::<Result<Vec<_>>>()?;
         let decay = self.request.profile == Profile::Decay;
         let mut changed = false;
-        for (r, duplicate) in ranked.iter_mut().zip(near_duplicates(&prefixes)) {
+        for (r, duplicate) in ranked
+            .iter_mut()
+            .zip(near_duplicates(prefixes.iter().map(String::as_str)))
+        {
             if duplicate {
                 let delta = demotion(
                     r.score,

@@ -1058,3 +1058,64 @@ fn builder_settings_score_as_the_config_file_does() {
         "no proximity bonus for `a`'s adjacent pair"
     );
 }
+
+/// Decay reads records in the order of their greatest possible score and stops once the page
+/// is settled; a read record that only ties with an unread one is not settled, since the tie
+/// goes by id. Here every record scores 0 (everything sinks below the clamp), but the episodic
+/// ones might score 1 until their entity check reads them: `a00`, read last, leads by its id.
+#[test]
+fn decays_page_breaks_a_tie_with_an_unread_record_by_id() {
+    let mut records = vec![json!({"id": "a00", "title": "pool a", "memoryType": "semantic"})];
+    records.extend((1..6).map(|i| {
+        json!({"id": format!("e{i:02}"), "title": format!("pool e{i}"), "memoryType": "episodic"})
+    }));
+    let f = fixture(&records);
+    let path = f.dir.path().join("settings.toml");
+    std::fs::write(
+        &path,
+        "[decay.adjustments.sink]\nsubtract = 10.0\n\n\
+         [decay.adjustments.episodicEntity]\nmemoryType = \"episodic\"\nentity = true\nadd = 20.0\n",
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    let ids = |options: &[(&str, &str)]| -> Vec<String> {
+        let mut options = options.to_vec();
+        options.extend([("profile", "decay"), ("config", config)]);
+        let response = f.search("Tokio pool", &options);
+        response.results.iter().map(|r| r.id.clone()).collect()
+    };
+    let all = ids(&[]);
+    assert_eq!(all, ["a00", "e01", "e02", "e03", "e04", "e05"]);
+    assert_eq!(ids(&[("limit", "1")]), ["a00"]);
+    assert_eq!(ids(&[("limit", "2")]), ["a00", "e01"]);
+}
+
+/// A record whose entity check can lift it from the bottom of the candidates to the top is
+/// read before the page is settled, however low its score without the entity.
+#[test]
+fn decays_page_reads_a_record_its_entity_can_lift_from_the_bottom() {
+    let mut records: Vec<Value> = (1..7)
+        .map(|i| {
+            json!({"id": format!("s{i:02}"), "title": format!("pool timeout connection {i}"),
+                   "memoryType": "semantic", "salience": f64::from(i) / 10.0})
+        })
+        .collect();
+    records.push(json!({"id": "x", "title": "tokio", "memoryType": "episodic"}));
+    let f = fixture(&records);
+    let path = f.dir.path().join("settings.toml");
+    std::fs::write(
+        &path,
+        "[decay.adjustments.episodicEntity]\nmemoryType = \"episodic\"\nentity = true\nadd = 20.0\n",
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    let ids = |limit: &str| -> Vec<String> {
+        let options = [("profile", "decay"), ("config", config), ("limit", limit)];
+        let response = f.search("Tokio pool timeout connection", &options);
+        response.results.iter().map(|r| r.id.clone()).collect()
+    };
+    let all = ids("10");
+    assert_eq!(all[0], "x", "{all:?}");
+    assert_eq!(ids("1"), ["x"]);
+    assert_eq!(ids("3"), all[..3]);
+}

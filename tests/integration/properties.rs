@@ -133,6 +133,58 @@ pub(crate) fn records() -> impl Strategy<Value = Vec<serde_json::Value>> {
     (1usize..12).prop_flat_map(|n| (0..n).map(record).collect::<Vec<_>>())
 }
 
+/// Texts longer than MMR's 100-character prefix: records sharing one are near duplicates.
+const LONG_TEXTS: [&str; 3] = [
+    "Connection pool timeout under load: the pool ran out of connections while every worker \
+     waited on a slow query, so requests timed out",
+    "Configure the tokio runtime before spawning tasks: a runtime built inside another runtime \
+     panics, and the pool of blocking threads is shared",
+    "Postgres migrations ran twice in CI because the cache of the migration table was stale \
+     and two jobs raced on the same connection pool",
+];
+
+/// Records made to collide under decay: a few long texts (near duplicates), tasks with and
+/// without the entity `Tokio` and of different relevance, spread over ages, saliences and
+/// memory types; some equal but for their ids.
+fn decay_records() -> impl Strategy<Value = Vec<serde_json::Value>> {
+    let record = (
+        0usize..3,
+        0usize..4,
+        0usize..4,
+        0usize..3,
+        0usize..3,
+        any::<bool>(),
+    );
+    prop::collection::vec(record, 2..40).prop_map(|records| {
+        records
+            .into_iter()
+            .enumerate()
+            .map(|(i, (text, task, age, salience, kind, named))| {
+                let tasks = [
+                    "runtime pool",
+                    "tokio runtime pool",
+                    "pool timeout",
+                    "Tokio pool",
+                ];
+                let (salience, kind) = (
+                    [0.2, 0.5, 0.9][salience],
+                    ["episodic", "semantic", "procedural"][kind],
+                );
+                let entities: Vec<&str> = if named { vec!["Tokio"] } else { vec![] };
+                serde_json::json!({
+                    "id": format!("d{i:02}"),
+                    "title": LONG_TEXTS[text],
+                    "task": tasks[task],
+                    "createdAt": format!("2025-12-{:02}T00:00:00Z", 1 + 9 * age),
+                    "salience": salience,
+                    "memoryType": kind,
+                    "entities": entities,
+                })
+            })
+            .collect()
+    })
+}
+
 /// How a build lays its records out.
 #[derive(Debug, Clone, Copy)]
 enum Layout {
@@ -314,6 +366,42 @@ proptest! {
         prop_assert_eq!(&short["results"], &head);
         prop_assert_eq!(&explained["results"], &head);
         prop_assert_eq!(&short["counts"], &all["counts"]);
+    }
+
+    /// Decay reads a record for its entity check and near-duplicate demotion only while the
+    /// record can still reach the page: its page must be the head of the ranking that reads
+    /// every candidate (a long page, and `--explain`, which reads them all).
+    #[test]
+    fn decays_page_reads_only_what_can_reach_it_and_is_the_head_of_the_full_ranking(
+        records in decay_records(),
+        query in prop::sample::select(&[
+            "Tokio pool timeout connection", "tokio runtime pool", "Postgres pool migrations",
+        ][..]),
+        limit in 1usize..6,
+        layout in layouts(),
+        extras in prop::collection::vec(
+            prop_oneof![
+                (1usize..30).prop_map(|n| ("candidates", n.to_string())),
+                Just(("mmr", "false".to_string())),
+                Just(("entity", "tokio".to_string())),
+            ],
+            0..2,
+        ),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        let mut options: Vec<(&str, &str)> = vec![("profile", "decay")];
+        options.extend(extras.iter().map(|(n, v)| (*n, v.as_str())));
+        let all = answer(&index.search(&request(query, &options)).unwrap());
+        let limit_text = limit.to_string();
+        options.push(("limit", limit_text.as_str()));
+        let short = answer(&index.search(&request(query, &options)).unwrap());
+        options.push(("explain", "d00"));
+        let explained = answer(&index.search(&request(query, &options)).unwrap());
+        let head: Vec<_> = all["results"].as_array().unwrap().iter().take(limit).cloned().collect();
+        let head = serde_json::Value::Array(head);
+        prop_assert_eq!(&short["results"], &head);
+        prop_assert_eq!(&explained["results"], &head);
     }
 
     #[test]
