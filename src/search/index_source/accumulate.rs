@@ -147,6 +147,9 @@ impl SegmentMatch<'_> {
     /// Few records are looked up one by one; many take one pass over each term's postings.
     pub(super) fn token_groups(&self, docs: &[u32]) -> Result<TokenGroups> {
         const LOOKUPS: usize = 256;
+        if docs.is_empty() {
+            return Ok(vec![Default::default(); self.terms.len()]);
+        }
         let segment = self.segment;
         let file = segment.postings.file();
         let mut out = Vec::with_capacity(self.terms.len());

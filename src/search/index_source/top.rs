@@ -524,7 +524,8 @@ impl<'a> IndexSource<'a> {
         }
 
         let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
-        self.page_matched(&matches, &candidates, &chosen, counts)
+        let groups = matches!(order, BoundedOrder::Standard);
+        self.page_matched(&matches, &candidates, &chosen, counts, groups)
     }
 
     /// Per segment, the records kept whatever their score and those left out, for `order`:
@@ -685,14 +686,16 @@ impl<'a> IndexSource<'a> {
         Ok((counts, checked))
     }
 
-    /// The chosen candidates as hits, with the groups each token matched in them (for the
-    /// breakdowns: looked up for these records only).
+    /// The chosen candidates as hits, with the groups each token matched in them when `groups`
+    /// (for the standard breakdown, the only one that shows them: looked up for these records
+    /// only; another profile's chosen are `decay`'s whole `--candidates` list, and it shows none).
     pub(super) fn page_matched(
         &self,
         matches: &[SegmentMatch<'a>],
         candidates: &[Candidate],
         chosen: &[u32],
         counts: Counts,
+        groups: bool,
     ) -> Result<Matched<'a>> {
         let hits = chosen
             .iter()
@@ -713,6 +716,7 @@ impl<'a> IndexSource<'a> {
             page_docs[hit.doc.segment as usize].push(hit.doc.doc);
         }
         for (m, docs) in matches.iter().zip(&page_docs) {
+            let docs: &[u32] = if groups { docs } else { &[] };
             matched.token_groups.push(m.token_groups(docs)?);
         }
         matched.hits = hits;
