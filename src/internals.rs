@@ -12,3 +12,5 @@ pub mod fuzzing;
 pub mod index;
 #[path = "search/mod.rs"]
 pub mod search;
+#[path = "work.rs"]
+pub mod work;

@@ -140,7 +140,7 @@ pub mod schema;
 pub mod settings;
 pub mod text;
 
-pub(crate) use internals::{format, index, search};
+pub(crate) use internals::{format, index, search, work};
 
 pub use error::{Error, ErrorCode, FormatError, Result};
 pub use handle::searcher::IndexReader;

@@ -206,6 +206,65 @@ fn profile_latencies(index: &reliora::Index, workload: &Workload, profile: &str)
     latencies(requests.len(), &run)
 }
 
+/// What the workload's queries ask of an index, one query at a time through the library API
+/// (`profile`, top 10), from each answer's counts and the engine's work counters
+/// (`reliora::internals::work`): candidates as a fraction of the live records, the terms a
+/// token expands to, phrases checked in stored text, records decoded whole or in part.
+pub fn workload_statistics(index_dir: &Path, corpus: &Path, profile: &str) -> Value {
+    use reliora::internals::work;
+    let index = reliora::Index::open(index_dir).expect("open");
+    let live = index.stats().expect("stats").records as f64;
+    let workload = workload(corpus);
+    let (mut fractions, mut expansions, mut checks, mut records, mut heads) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tokens, mut terms, mut failed) = (0u64, 0u64, 0usize);
+    for query in &workload.queries {
+        let mut request = reliora::SearchRequest::new(query.clone());
+        request.set_option("now", Some(NOW)).expect("now");
+        request
+            .set_option("profile", Some(profile))
+            .expect("profile");
+        let before = work::snapshot();
+        let Ok(response) = index.search(&request) else {
+            // Queries whose words are all stop words are an error (empty_query).
+            failed += 1;
+            continue;
+        };
+        let done = work::snapshot() - before;
+        fractions.push(response.counts.candidates as f64 / live);
+        if done.tokens > 0 {
+            expansions.push(done.terms as f64 / done.tokens as f64);
+        }
+        tokens += done.tokens;
+        terms += done.terms;
+        checks.push(done.phrase_checks as f64);
+        records.push(done.records as f64);
+        heads.push(done.heads as f64);
+    }
+    let summary = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        json!({
+            "mean": mean,
+            "p50": percentile(&xs, 50.0),
+            "p90": percentile(&xs, 90.0),
+            "max": xs.last().copied().unwrap_or(0.0),
+        })
+    };
+    json!({
+        "profile": profile,
+        "queries": workload.queries.len(),
+        "refused": failed,
+        "live_records": live,
+        "candidates_fraction": summary(fractions),
+        "terms_per_token": terms as f64 / tokens.max(1) as f64,
+        "terms_per_token_by_query": summary(expansions),
+        "phrase_checks_per_query": summary(checks),
+        "records_decoded_per_query": summary(records),
+        "heads_decoded_per_query": summary(heads),
+    })
+}
+
 fn reliora_engine(
     corpus: &Path,
     work: &Path,

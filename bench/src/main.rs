@@ -10,6 +10,7 @@
 //! reliora-bench plot --results results.jsonl --out BENCHMARKS-latency.svg
 //! reliora-bench query --index DIR --corpus target/corpus-100k   # Reliora's latency alone,
 //!                                                              # on an index already built
+//! reliora-bench workload --index DIR --corpus target/real-100k  # what the queries ask of it
 //! ```
 //!
 //! Each engine runs in its own child process so its peak RSS is its own.
@@ -132,6 +133,15 @@ fn main() {
             let index = PathBuf::from(required(&args, "--index"));
             let corpus = PathBuf::from(required(&args, "--corpus"));
             println!("{}", engines::query_only(&index, &corpus));
+        }
+        Some("workload") => {
+            let index = PathBuf::from(required(&args, "--index"));
+            let corpus = PathBuf::from(required(&args, "--corpus"));
+            let profile = arg(&args, "--profile").unwrap_or_else(|| "standard".into());
+            println!(
+                "{}",
+                engines::workload_statistics(&index, &corpus, &profile)
+            );
         }
         Some("plot") => {
             let results = PathBuf::from(required(&args, "--results"));

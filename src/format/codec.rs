@@ -242,6 +242,230 @@ pub fn encode_log_entry(entry: &LogEntry) -> Vec<u8> {
     out
 }
 
+/// The start of a stored record: what a result shows of it (locator and title) and the start
+/// of its content, read without decoding the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredHead {
+    pub locator: String,
+    /// As the whole record has it (an older layout's title is always present).
+    pub title: Option<String>,
+    /// The start of [`Record::content`](crate::record::Record::content): all of it when
+    /// `content_complete`, else cut back to its last whitespace, so that every word it holds
+    /// is whole and is a word of the whole content.
+    pub content: String,
+    pub content_complete: bool,
+}
+
+impl StoredHead {
+    /// The head of a whole record.
+    pub fn of(stored: &StoredRecord) -> StoredHead {
+        StoredHead {
+            locator: stored.locator.clone(),
+            title: stored.record.title.clone(),
+            content: stored.record.content(),
+            content_complete: true,
+        }
+    }
+}
+
+/// The head of a record from the first bytes of its encoding, which are not all of it (a
+/// whole encoding goes through [`decode`]): `None` when they end before its title does.
+/// What they hold is checked as [`decode`] checks it.
+pub fn decode_head(bytes: &[u8]) -> Result<Option<StoredHead>, String> {
+    let (title_optional, rest) = match bytes.split_first() {
+        None => return Ok(None),
+        Some((&OPTIONAL_TITLE, rest)) => (true, rest),
+        Some(_) => (false, bytes),
+    };
+    let mut wire = WirePrefix { bytes: rest };
+    let Some(locator) = wire.whole_string()? else {
+        return Ok(None);
+    };
+    if wire.whole_string()?.is_none() {
+        return Ok(None); // the id
+    }
+    let title = if title_optional {
+        match wire.option()? {
+            None => return Ok(None),
+            Some(false) => None,
+            Some(true) => match wire.whole_string()? {
+                Some(title) => Some(title),
+                None => return Ok(None),
+            },
+        }
+    } else {
+        match wire.whole_string()? {
+            Some(title) => Some(title),
+            None => return Ok(None),
+        }
+    };
+    let mut head = StoredHead {
+        locator,
+        title,
+        content: String::new(),
+        content_complete: false,
+    };
+    if let Some(title) = &head.title {
+        push_part(&mut head.content, title);
+    }
+    // The content's fields in the order of the encoding (and of `Record::content`), entities
+    // (not content) between tags and the project context.
+    use ContentField::{List, Optional, Skipped};
+    let fields = [
+        Optional, // task
+        List,     // problems
+        Optional, // solution
+        Optional, // why_it_worked
+        List,     // failed_attempts
+        List,     // warnings
+        List,     // tags
+        Skipped,  // entities
+        Optional, // project_context
+        Optional, // applicability
+    ];
+    for field in fields {
+        let whole = match field {
+            Optional => match wire.option()? {
+                None => false,
+                Some(false) => true,
+                Some(true) => wire.content_string(&mut head.content, true)?,
+            },
+            List | Skipped => match wire.varint()? {
+                None => false,
+                Some(items) => {
+                    let mut whole = true;
+                    for _ in 0..items {
+                        whole = wire.content_string(&mut head.content, field == List)?;
+                        if !whole {
+                            break;
+                        }
+                    }
+                    whole
+                }
+            },
+        };
+        if !whole {
+            return Ok(Some(head));
+        }
+    }
+    head.content_complete = true;
+    Ok(Some(head))
+}
+
+/// How [`decode_head`] reads a field of the encoding.
+#[derive(Clone, Copy, PartialEq)]
+enum ContentField {
+    Optional,
+    List,
+    Skipped,
+}
+
+/// Adds a non-empty part to a content as [`Record::content`](crate::record::Record::content)
+/// joins them.
+fn push_part(content: &mut String, part: &str) {
+    if !part.is_empty() {
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(part);
+    }
+}
+
+/// The first bytes of a bincode encoding (standard configuration), read as far as they go.
+struct WirePrefix<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> WirePrefix<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (taken, rest) = self.bytes.split_at_checked(n)?;
+        self.bytes = rest;
+        Some(taken)
+    }
+
+    /// An unsigned variable-length integer, `None` when the bytes end in it.
+    fn varint(&mut self) -> Result<Option<u64>, String> {
+        let Some(&[first]) = self.take(1) else {
+            return Ok(None);
+        };
+        let width = match first {
+            0..=250 => return Ok(Some(u64::from(first))),
+            251 => 2,
+            252 => 4,
+            253 => 8,
+            other => return Err(format!("record does not decode: integer tag {other}")),
+        };
+        Ok(self.take(width).map(|b| {
+            let mut le = [0u8; 8];
+            le[..width].copy_from_slice(b);
+            u64::from_le_bytes(le)
+        }))
+    }
+
+    /// An option's tag: whether it holds a value.
+    fn option(&mut self) -> Result<Option<bool>, String> {
+        match self.take(1) {
+            None => Ok(None),
+            Some([0]) => Ok(Some(false)),
+            Some([1]) => Ok(Some(true)),
+            Some(other) => Err(format!("record does not decode: option tag {}", other[0])),
+        }
+    }
+
+    /// A string, `None` unless it is whole.
+    fn whole_string(&mut self) -> Result<Option<String>, String> {
+        let Some(len) = self.varint()? else {
+            return Ok(None);
+        };
+        if len > DECODE_LIMIT as u64 {
+            return Err(format!("record does not decode: a string of {len} bytes"));
+        }
+        match self.take(len as usize) {
+            None => Ok(None),
+            Some(bytes) => std::str::from_utf8(bytes)
+                .map(str::to_string)
+                .map(Some)
+                .map_err(|e| format!("record does not decode: {e}")),
+        }
+    }
+
+    /// A string of the content, added to `content` (when `shown`) as far as it goes: whether
+    /// it was whole. A string cut short leaves `content` cut back to its last whitespace.
+    fn content_string(&mut self, content: &mut String, shown: bool) -> Result<bool, String> {
+        let Some(len) = self.varint()? else {
+            return Ok(false);
+        };
+        if len > DECODE_LIMIT as u64 {
+            return Err(format!("record does not decode: a string of {len} bytes"));
+        }
+        let (bytes, whole) = match self.take(len as usize) {
+            Some(bytes) => (bytes, true),
+            None => (std::mem::take(&mut self.bytes), false),
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            // A character the bytes end within.
+            Err(e) if !whole && e.error_len().is_none() => {
+                std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to there")
+            }
+            Err(e) => return Err(format!("record does not decode: {e}")),
+        };
+        if !shown || text.is_empty() {
+            return Ok(whole);
+        }
+        push_part(content, text);
+        if !whole {
+            let end = content
+                .char_indices()
+                .rev()
+                .find(|(_, c)| c.is_whitespace())
+                .map_or(0, |(at, _)| at);
+            content.truncate(end);
+        }
+        Ok(whole)
+    }
+}
+
 /// Decodes what [`encode_log_entry`] wrote.
 pub fn decode_log_entry(bytes: &[u8]) -> Result<LogEntry, String> {
     let (&tag, body) = bytes.split_first().ok_or("empty log entry")?;
@@ -344,6 +568,143 @@ mod tests {
                 "{title:?}"
             );
         }
+    }
+
+    /// Words that lowercase, collapse and cut in every way MMR's prefix can tell apart:
+    /// several widths of UTF-8, Unicode whitespace, a final sigma, runs past 250 bytes (a
+    /// length of three bytes).
+    fn text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            "[a-zA-Z]{1,9}",
+            Just(" ".to_string()),
+            Just("\n".to_string()),
+            Just("\u{3000}".to_string()),
+            Just("ΟΔΟΣ".to_string()),
+            Just("İé".to_string()),
+            Just("日本語".to_string()),
+            Just("🦀".to_string()),
+            "[a-z ]{240,320}",
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+    }
+
+    fn record_strategy() -> impl proptest::strategy::Strategy<Value = (Record, bool)> {
+        use proptest::prelude::*;
+        let optional = || proptest::option::of(text());
+        let list = || prop::collection::vec(text(), 0..3);
+        (
+            (optional(), optional(), list(), optional(), optional()),
+            (list(), list(), list(), list(), optional(), optional()),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(
+                    (title, task, problems, solution, why_it_worked),
+                    (failed_attempts, warnings, tags, entities, project_context, applicability),
+                    older,
+                )| {
+                    let mut record =
+                        Record::from_json(&serde_json::json!({"id": "head-1", "task": "t"}))
+                            .unwrap();
+                    // The older layout always has a title.
+                    record.title = if older {
+                        Some(title.unwrap_or_default())
+                    } else {
+                        title
+                    };
+                    record.task = task;
+                    record.problems = problems;
+                    record.solution = solution;
+                    record.why_it_worked = why_it_worked;
+                    record.failed_attempts = failed_attempts;
+                    record.warnings = warnings;
+                    record.tags = tags;
+                    record.entities = entities;
+                    record.project_context = project_context;
+                    record.applicability = applicability;
+                    (record, older)
+                },
+            )
+    }
+
+    /// The encoding in the layout written before the title became optional.
+    fn older_layout(bytes: &[u8]) -> Vec<u8> {
+        let (_, id_end) =
+            bincode::serde::decode_from_slice::<(String, String), _>(&bytes[1..], config())
+                .unwrap();
+        let mut old = bytes[1..1 + id_end].to_vec();
+        old.extend_from_slice(&bytes[2 + id_end..]);
+        old
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// Every prefix of a record's encoding gives its head or nothing: the locator and
+        /// title whole, the content a start of the whole content ending between two words (or
+        /// all of it, said so), and MMR's prefix read from it either refused or exactly the
+        /// one read from the whole record.
+        #[test]
+        fn every_prefix_of_a_record_gives_its_head_or_nothing((record, older) in record_strategy()) {
+            let mut bytes = encode(&record, "records.jsonl:17");
+            if older {
+                bytes = older_layout(&bytes);
+            }
+            let stored = decode(&bytes).unwrap();
+            proptest::prop_assert_eq!(&stored.record, &record);
+            let content = record.content();
+            let whole = StoredHead::of(&stored);
+            let mut title_end = None;
+            for end in 0..bytes.len() {
+                let Some(head) = decode_head(&bytes[..end]).unwrap() else {
+                    proptest::prop_assert!(title_end.is_none(), "no head after one at {:?}", title_end);
+                    continue;
+                };
+                title_end.get_or_insert(end);
+                proptest::prop_assert_eq!(&head.locator, &whole.locator);
+                proptest::prop_assert_eq!(&head.title, &whole.title);
+                proptest::prop_assert!(content.starts_with(&head.content));
+                if head.content_complete {
+                    proptest::prop_assert_eq!(&head.content, &content);
+                } else {
+                    let next = content[head.content.len()..].chars().next();
+                    proptest::prop_assert!(
+                        head.content.is_empty() || next.is_none_or(char::is_whitespace),
+                        "{:?} ends inside a word of {:?}", head.content, content
+                    );
+                }
+                for chars in [1, 7, 100] {
+                    if let Some(prefix) = crate::search::mmr::head_prefix(&head, chars) {
+                        proptest::prop_assert_eq!(
+                            prefix,
+                            crate::search::mmr::content_prefix(&content, chars)
+                        );
+                    }
+                }
+            }
+            // A head is given from the end of the title on, and at the end the whole content.
+            proptest::prop_assert!(title_end.is_some());
+            let last = decode_head(&bytes[..bytes.len() - 1]).unwrap().unwrap();
+            proptest::prop_assert!(last.content_complete);
+        }
+    }
+
+    #[test]
+    fn a_damaged_head_is_refused() {
+        let record = Record::from_json(&serde_json::json!({
+            "id": "d", "title": "T", "task": "a task"
+        }))
+        .unwrap();
+        let bytes = encode(&record, "l");
+        // The option tag of the task (after the title) set to neither 0 nor 1.
+        let mut damaged = bytes.clone();
+        let at = bytes.len() - bytes.iter().rev().position(|&b| b == b'T').unwrap();
+        damaged[at] = 7;
+        assert!(decode_head(&damaged[..at + 3]).is_err());
+        // A length past the decode limit, and a string that is not UTF-8.
+        assert!(decode_head(&[OPTIONAL_TITLE, 253, 0, 0, 0, 0, 1, 0, 0, 0]).is_err());
+        assert!(decode_head(&[OPTIONAL_TITLE, 2, 0xC3, 0x28, 1]).is_err());
     }
 
     #[test]

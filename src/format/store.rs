@@ -223,6 +223,24 @@ impl StoreFile {
         })
     }
 
+    /// At least the first `want` codec bytes of record `index` (all of them when fewer), and
+    /// whether they are all: CRC-checked, size-checked, decoded as far as that.
+    pub fn get_prefix(&self, index: usize, want: usize) -> Result<(Vec<u8>, bool)> {
+        if index >= self.len() {
+            return Err(self
+                .file()
+                .corrupt(format!("record {index} requested of {}", self.len())));
+        }
+        let frame = self.blobs.get(index + 1)?;
+        let model = self.model()?;
+        model
+            .decode_prefix(frame, MAX_RECORD_LEN, want)
+            .map_err(|problem| {
+                self.file()
+                    .corrupt(problem.within(format!("record {index}")))
+            })
+    }
+
     /// Reads and checks the model now rather than at the first record read. A damaged model
     /// is left for that read to report.
     pub fn warm(&self) {

@@ -563,6 +563,14 @@ impl Index {
     }
 
     /// The live record at `doc`, with the feedback the log added.
+    pub(crate) fn stored_head(
+        &self,
+        doc: DocRef,
+        content_bytes: usize,
+    ) -> Result<crate::format::codec::StoredHead> {
+        self.segments[doc.segment as usize].stored_head(doc.doc, content_bytes)
+    }
+
     pub(crate) fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
         let mut stored = self.segments[doc.segment as usize].stored(doc.doc)?;
         if let Some(added) = self.overlay.feedback_for(&stored.record.id) {

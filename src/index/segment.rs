@@ -7,7 +7,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::format::blobs::BlobFile;
-use crate::format::codec::{self, StoredRecord};
+use crate::format::codec::{self, StoredHead, StoredRecord};
 use crate::format::columns::Columns;
 use crate::format::dictionary::Dictionary;
 use crate::format::directory::Directory;
@@ -19,6 +19,10 @@ use crate::format::postings::decode_bitmap;
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
+
+/// The bytes of a record's encoding decoded for its head beyond those of its content: its
+/// locator, id and title fit in them but for a long title (then the whole record is decoded).
+const HEAD_BYTES: usize = 256;
 
 /// A segment's record store, which the degraded scan needs even when the rest is damaged.
 pub struct Store {
@@ -64,8 +68,33 @@ impl Store {
         self.records.is_empty()
     }
 
+    /// The head of record `doc` with at least `content_bytes` bytes of its content (or all of
+    /// it), decoding as little of it as that takes.
+    pub fn head(&self, doc: u32, content_bytes: usize) -> Result<StoredHead> {
+        let want = HEAD_BYTES.saturating_add(content_bytes);
+        let (bytes, whole) = self.records.get_prefix(doc as usize, want)?;
+        let head = if whole {
+            None
+        } else {
+            codec::decode_head(&bytes).map_err(|problem| {
+                self.records
+                    .file()
+                    .corrupt(format!("record {doc}: {problem}"))
+            })?
+        };
+        match head {
+            Some(head) => {
+                crate::work::head_decoded();
+                Ok(head)
+            }
+            // All of it, or a title longer than the bytes decoded.
+            None => self.get(doc).map(|stored| StoredHead::of(&stored)),
+        }
+    }
+
     /// Decodes record `doc`.
     pub fn get(&self, doc: u32) -> Result<StoredRecord> {
+        crate::work::record_decoded();
         let bytes = self.records.get(doc as usize)?;
         codec::decode(&bytes).map_err(|problem| {
             self.records
@@ -287,6 +316,11 @@ impl Segment {
     /// Decodes record `doc`.
     pub fn stored(&self, doc: u32) -> Result<StoredRecord> {
         self.store.get(doc)
+    }
+
+    /// The head of record `doc` (see [`Store::head`]).
+    pub fn stored_head(&self, doc: u32, content_bytes: usize) -> Result<StoredHead> {
+        self.store.head(doc, content_bytes)
     }
 
     /// The record number of `id`.

@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::search::mmr::{content_prefix, demotion, near_duplicates};
+use crate::search::mmr::{demotion, near_duplicates};
 use crate::search::ranking::{Ranked, Step};
 use crate::search::sort_by_score;
 
@@ -59,15 +59,15 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
         let more = ranked[read..end]
             .par_iter_mut()
             .map(|r| -> Result<String> {
-                let stored = step.records.get(step.source, r.hit.doc)?;
                 if r.undecided.is_some() {
+                    let stored = step.records.get(step.source, r.hit.doc)?;
                     r.decide(step.entity_occurs(&entities, &stored));
                 }
-                Ok(if mmr {
-                    content_prefix(&stored.record.content(), chars)
+                if mmr {
+                    step.content_prefix(r.hit.doc, chars)
                 } else {
-                    String::new()
-                })
+                    Ok(String::new())
+                }
             })
             .collect::<Result<Vec<String>>>()?;
         prefixes.extend(more);

@@ -14,6 +14,8 @@
 
 use std::collections::HashSet;
 
+use crate::format::codec::StoredHead;
+
 /// The content as MMR compares it: `str::to_lowercase`, runs of `char::is_whitespace`
 /// collapsed to one space, trimmed, then its first `chars` characters.
 ///
@@ -22,17 +24,38 @@ use std::collections::HashSet;
 /// whitespace and the one rule that looks at a character's neighbours (a final capital sigma)
 /// stops at whitespace.
 pub fn content_prefix(content: &str, chars: usize) -> String {
+    prefix_of_words(content, chars).0
+}
+
+/// [`content_prefix`] of a record from the head of it that was read, when the head holds as
+/// much of its content as [`content_prefix`] reads of the whole (`None`: read the whole).
+/// The head's words are whole words of the content, so the same words are read either way.
+pub fn head_prefix(head: &StoredHead, chars: usize) -> Option<String> {
+    let (prefix, enough) = prefix_of_words(&head.content, chars);
+    (enough || head.content_complete).then_some(prefix)
+}
+
+/// The bytes of content a head should hold for [`head_prefix`] of `chars` characters: the
+/// bytes [`content_prefix`] reads before it stops, with room for a word that runs past them.
+pub fn head_bytes(chars: usize) -> usize {
+    chars.saturating_mul(4).saturating_add(128)
+}
+
+/// [`content_prefix`], and whether it stopped before the end of `content`.
+fn prefix_of_words(content: &str, chars: usize) -> (String, bool) {
     let mut out = String::new();
+    let mut enough = false;
     for (i, word) in content.split_whitespace().enumerate() {
         if i > 0 {
             out.push(' ');
         }
         out.push_str(&word.to_lowercase());
         if out.len() >= chars * 4 {
-            break; // enough characters whatever their width
+            enough = true; // enough characters whatever their width
+            break;
         }
     }
-    out.chars().take(chars).collect()
+    (out.chars().take(chars).collect(), enough)
 }
 
 /// For prefixes in rank order: whether each equals the prefix of some higher-ranked result

@@ -45,7 +45,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
-use crate::format::codec::StoredRecord;
+use crate::format::codec::{StoredHead, StoredRecord};
 use crate::record::Feedback;
 use crate::schema::GROUP_COUNT;
 use crate::settings::{Bm25fSettings, RecencySettings, Settings};
@@ -125,11 +125,19 @@ pub(crate) trait Source: Sync {
     fn warm(&self, _done: &std::sync::atomic::AtomicBool) {}
     /// The stored record at `doc`.
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
+    /// The head of the stored record at `doc` — locator, title, and at least `content_bytes`
+    /// bytes of its content (or all of it) — read without decoding more than that takes
+    /// where the source can.
+    fn stored_head(&self, doc: DocRef, content_bytes: usize) -> Result<StoredHead> {
+        let _ = content_bytes;
+        self.stored(doc).map(|stored| StoredHead::of(&stored))
+    }
     /// The live record with this id.
     fn find(&self, id: &str) -> Result<Option<DocRef>>;
     /// Whether `phrase` occurs in the stored text of `doc` (SPEC §4), for hits whose phrase
     /// flag is still unknown.
     fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
+        crate::work::phrase_checked();
         Ok(matching::record_has_phrase(
             &self.stored(doc)?.record,
             phrase,

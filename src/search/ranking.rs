@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
 use crate::search::entities::{any_occurs_in, query_entities};
-use crate::search::mmr::{content_prefix, demotion, near_duplicates};
+use crate::search::mmr::{content_prefix, demotion, head_bytes, head_prefix, near_duplicates};
 use crate::search::profiles::age_days;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
 use crate::search::profiles::decay::{self, DecayInput};
@@ -152,6 +152,11 @@ pub(crate) struct Step<'s> {
 pub(crate) struct Decoded(Mutex<HashMap<DocRef, Arc<StoredRecord>>>);
 
 impl Decoded {
+    /// The record at `doc` if it was decoded.
+    fn cached(&self, doc: DocRef) -> Option<Arc<StoredRecord>> {
+        self.0.lock().ok().and_then(|map| map.get(&doc).cloned())
+    }
+
     /// The record at `doc`, decoded on first use (outside the lock).
     pub fn get(&self, source: &dyn Source, doc: DocRef) -> Result<Arc<StoredRecord>> {
         let known = self.0.lock().ok().and_then(|map| map.get(&doc).cloned());
@@ -422,14 +427,27 @@ impl Step<'_> {
 
     /// SPEC §6.2: demote each result whose normalized content prefix equals a higher-ranked
     /// one's, then re-sort once. Reads the stored text of every candidate in the list.
+    /// MMR's content prefix of the record at `doc`: from the record when this search decoded
+    /// it, else from its head, and from the whole record only where the head falls short.
+    pub fn content_prefix(&self, doc: DocRef, chars: usize) -> Result<String> {
+        if let Some(stored) = self.records.cached(doc) {
+            return Ok(content_prefix(&stored.record.content(), chars));
+        }
+        let head = self.source.stored_head(doc, head_bytes(chars))?;
+        match head_prefix(&head, chars) {
+            Some(prefix) => Ok(prefix),
+            None => Ok(content_prefix(
+                &self.records.get(self.source, doc)?.record.content(),
+                chars,
+            )),
+        }
+    }
+
     pub fn mmr(&self, ranked: &mut [Ranked<'_>]) -> Result<()> {
         let chars = self.settings.mmr.prefix_chars;
         let prefixes = ranked
             .par_iter()
-            .map(|r| -> Result<String> {
-                let stored = self.records.get(self.source, r.hit.doc)?;
-                Ok(content_prefix(&stored.record.content(), chars))
-            })
+            .map(|r| self.content_prefix(r.hit.doc, chars))
             .collect::<Result<Vec<_>>>()?;
         let decay = self.request.profile == Profile::Decay;
         let mut changed = false;

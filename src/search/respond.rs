@@ -21,7 +21,9 @@ use crate::search::response::{
 use crate::search::{Context, DocRef, Source, TokenGroups, DEFAULT_SETTINGS};
 use crate::settings::Settings;
 
-/// The page's results: each record decoded (only these are), with its breakdown.
+/// The page's results, with their breakdowns: of each record its head (locator and title),
+/// unless the record is asked for or has no title to show (its label is then read from its
+/// content), so that only the page's records are read, and of them only what is shown.
 pub(crate) fn results(
     source: &dyn Source,
     plan: &Plan<'_>,
@@ -32,12 +34,28 @@ pub(crate) fn results(
     let query = &plan.query;
     page.par_iter()
         .map(|r| -> Result<SearchResult> {
-            let stored = source.stored(r.hit.doc)?;
+            let head = match plan.request.full {
+                false => Some(source.stored_head(r.hit.doc, 0)?)
+                    .filter(|head| head.title.as_deref().is_some_and(|t| !t.trim().is_empty())),
+                true => None,
+            };
+            let (locator, title, label, record) = match head {
+                Some(head) => {
+                    let title = head.title.unwrap_or_default();
+                    (head.locator, Some(title.clone()), title, None)
+                }
+                None => {
+                    let stored = source.stored(r.hit.doc)?;
+                    let record = plan.request.full.then(|| stored.record.to_json());
+                    let title = stored.record.display_title().map(str::to_string);
+                    (stored.locator, title, stored.record.label(), record)
+                }
+            };
             Ok(SearchResult {
                 id: r.hit.id.to_string(),
-                locator: stored.locator,
-                title: stored.record.display_title().map(str::to_string),
-                label: stored.record.label(),
+                locator,
+                title,
+                label,
                 score: r.score,
                 normalized_score: normalizer.normalized(r.score),
                 match_level: r.level,
@@ -51,7 +69,7 @@ pub(crate) fn results(
                     .collect(),
                 superseded_by: r.hit.superseded_by.map(str::to_string),
                 score_breakdown: breakdown_of(r),
-                record: plan.request.full.then(|| stored.record.to_json()),
+                record,
                 index: None,
             })
         })

@@ -179,3 +179,55 @@ fn eval_on_a_corpus_with_empty_titles_evaluates_every_document() {
     assert_eq!(report["skipped"], 0);
     assert_eq!(report["nDCG@10"], 1.0, "{report}");
 }
+
+/// A result reads only the head of its record (locator and title) where that shows all it
+/// needs: what it shows must be what the whole record says — for a title longer than the
+/// bytes a head decodes, blank and missing titles (the label then comes from the content), in
+/// a built segment and in the log.
+#[test]
+fn a_result_shows_the_locator_title_and_label_of_its_whole_record() {
+    use reliora::{BuildOptions, Index, IndexWriter, Record, SearchRequest};
+
+    let long_title = "Ünïcödé gadget title ".repeat(30);
+    let records = [
+        json!({"id": "long", "title": long_title, "task": "gadget"}),
+        json!({"id": "blank", "title": "  ", "task": "gadget\n\nwith a first line of many words"}),
+        json!({"id": "none", "problems": ["", " gadget".repeat(60)]}),
+        json!({"id": "short", "title": "Gadget", "solution": "gadget ".repeat(200)}),
+    ];
+    let work = tempdir();
+    let input = work.path().join("records.jsonl");
+    write_jsonl(&input, &records[..2]);
+    let dir = work.path().join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        ..BuildOptions::default()
+    };
+    Index::build(&dir, &options).unwrap();
+    let writer = IndexWriter::new(dir.clone());
+    for value in &records[2..] {
+        writer.record(Record::from_json(value).unwrap()).unwrap();
+    }
+    let index = Index::open(&dir).unwrap();
+    for full in [false, true] {
+        let mut request = SearchRequest::new("gadget");
+        request.set_option("limit", Some("10")).unwrap();
+        if full {
+            request.set_option("full", Some("true")).unwrap();
+        }
+        let response = index.search(&request).unwrap();
+        assert_eq!(response.results.len(), 4);
+        for result in &response.results {
+            let stored = index.get(&result.id).unwrap();
+            assert_eq!(result.locator, stored.locator, "{}", result.id);
+            assert_eq!(
+                result.title.as_deref(),
+                stored.record.display_title(),
+                "{}",
+                result.id
+            );
+            assert_eq!(result.label, stored.record.label(), "{}", result.id);
+            assert_eq!(result.record.is_some(), full);
+        }
+    }
+}

@@ -17,6 +17,19 @@ const BATCH: usize = 32;
 impl Model {
     /// Decodes a frame of at most `limit` bytes.
     pub fn decode(&self, frame: &[u8], limit: usize) -> Result<Vec<u8>, FormatError> {
+        self.decode_prefix(frame, limit, usize::MAX)
+            .map(|(bytes, _)| bytes)
+    }
+
+    /// Decodes at least the first `want` bytes of a frame of at most `limit` bytes (all of it
+    /// when it is shorter), and whether that is all of it. A frame decoded in part is checked
+    /// as far as it was read: the store's CRC has checked its bytes.
+    pub fn decode_prefix(
+        &self,
+        frame: &[u8],
+        limit: usize,
+        want: usize,
+    ) -> Result<(Vec<u8>, bool), FormatError> {
         let mut reader = ByteCursor::new(frame);
         let len = reader.varint()?;
         if len > limit as u64 {
@@ -33,10 +46,10 @@ impl Model {
                     rest.len()
                 )));
             }
-            return Ok(rest.to_vec());
+            return Ok((rest[..len.min(want)].to_vec(), want >= len));
         };
         let (spans, text) = (tokens.spans(), tokens.text());
-        let mut out = Vec::with_capacity(len);
+        let mut out = Vec::with_capacity(len.min(want.saturating_add(BATCH * BLOCK)));
         let mut bits = BitReader::new(rest);
         let passed =
             || FormatError::Invalid(format!("its tokens pass its stated length of {len} bytes"));
@@ -49,7 +62,7 @@ impl Model {
         // text does not fit its caches). The batch holds `from << 8 | n`: the `n` bytes to
         // copy from `from` in the text.
         let mut batch = [0u32; BATCH];
-        while total < len {
+        while total < len && total < want {
             let mut decoded = 0;
             let mut escape = None;
             while decoded < BATCH && total < len {
@@ -106,7 +119,10 @@ impl Model {
                 return Err("its bit stream ends in the middle of a code".into());
             }
         }
+        if total < len {
+            return Ok((out, false));
+        }
         bits.finish()?;
-        Ok(out)
+        Ok((out, true))
     }
 }

@@ -152,6 +152,14 @@ mod tests {
         let mut frame = Vec::new();
         model.encoder().encode(record, &mut frame);
         assert_eq!(model.decode(&frame, 1 << 20).as_deref(), Ok(record));
+        // Decoded in part: a start of the record at least as long as asked, whole only when
+        // it is all of it.
+        for want in (0..=record.len() + 1).step_by(1.max(record.len() / 97)) {
+            let (start, whole) = model.decode_prefix(&frame, 1 << 20, want).unwrap();
+            assert!(record.starts_with(&start), "{want} bytes asked");
+            assert!(start.len() >= want.min(record.len()), "{want} bytes asked");
+            assert_eq!(whole, start.len() == record.len(), "{want} bytes asked");
+        }
         frame
     }
 

@@ -13,6 +13,7 @@ use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::scratch;
 use crate::search::TokenGroups;
+use crate::work;
 
 use super::terms::{expand, filter_records, phrase_records};
 use super::IndexSource;
@@ -262,6 +263,7 @@ fn token_postings<'s>(
     let mut token_postings = Vec::with_capacity(query.tokens.len());
     for token in &query.tokens {
         let token_terms = expand(segment, token, query.analyzer)?;
+        work::token_expanded(token_terms.len());
         token_postings.push(
             token_terms
                 .iter()

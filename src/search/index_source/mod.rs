@@ -90,6 +90,14 @@ impl Source for IndexSource<'_> {
         self.index.stored(doc)
     }
 
+    fn stored_head(
+        &self,
+        doc: DocRef,
+        content_bytes: usize,
+    ) -> Result<crate::format::codec::StoredHead> {
+        self.index.stored_head(doc, content_bytes)
+    }
+
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         self.index.find(id)
     }

@@ -60,6 +60,14 @@ impl Source for ShardView<'_> {
         self.inner.stored(doc)
     }
 
+    fn stored_head(
+        &self,
+        doc: DocRef,
+        content_bytes: usize,
+    ) -> Result<crate::format::codec::StoredHead> {
+        self.inner.stored_head(doc, content_bytes)
+    }
+
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         self.inner.find(id)
     }

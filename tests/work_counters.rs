@@ -1,0 +1,57 @@
+//! The work counters (`reliora::internals::work`) count exactly what one search did: the terms
+//! each token expanded to, the phrases checked in stored text, the records decoded whole and
+//! the heads decoded for the page. A binary of its own with one test, so that no other search
+//! runs in the process while it counts.
+
+use reliora::internals::work::{snapshot, Work};
+use reliora::{BuildOptions, Index, SearchRequest};
+
+#[test]
+fn a_search_counts_the_terms_phrases_and_records_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("records.jsonl");
+    // Long enough that a head is less than the whole record.
+    let long = "the rest of the story goes on for a while ".repeat(20);
+    let mut lines = vec![
+        // The phrase "queue timeout error", and its words in another order.
+        format!(r#"{{"id":"p1","title":"Queue timeout error under load","task":"{long}"}}"#),
+        format!(r#"{{"id":"p2","title":"Error: timeout of the queue","task":"queues {long}"}}"#),
+        format!(r#"{{"id":"p3","title":"Timeout error queue","solution":"queueing {long}"}}"#),
+    ];
+    // Records that make every word frequent, so that no exact pair postings answer for the
+    // phrase and its candidates' text is checked.
+    for i in 0..40 {
+        lines.push(format!(
+            r#"{{"id":"f{i}","title":"queue {i}","task":"timeout {i} error {i}"}}"#
+        ));
+    }
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let path = dir.path().join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        ..BuildOptions::default()
+    };
+    Index::build(&path, &options).unwrap();
+    let index = Index::open(&path).unwrap();
+
+    let mut request = SearchRequest::new("queue timeout error");
+    request.set_option("limit", Some("3")).unwrap();
+    let before = snapshot();
+    let response = index.search(&request).unwrap();
+    let done = snapshot() - before;
+
+    // One segment: each of the three tokens looked up once; `queue` expands to `queue`,
+    // `queueing` and `queues`, `timeout` and `error` to themselves.
+    assert_eq!(done.tokens, 3, "{done:?}");
+    assert_eq!(done.terms, 5, "{done:?}");
+    // The page's three records are read as heads; the only records decoded whole are those
+    // whose phrase was checked in their text, and the phrase's place on the page needed some.
+    assert_eq!(response.results.len(), 3);
+    assert_eq!(response.results[0].id, "p1");
+    assert_eq!(done.heads, 3, "{done:?}");
+    assert!(done.phrase_checks > 0, "{done:?}");
+    assert_eq!(done.records, done.phrase_checks, "{done:?}");
+
+    // Nothing counts while no search runs.
+    assert_eq!(snapshot() - snapshot(), Work::default());
+}
