@@ -78,6 +78,31 @@ pub fn demotion(score: f64, decay: bool, penalty: f64, relative: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::codec::tests::{older_layout, record_strategy};
+    use crate::format::codec::{decode, decode_head, encode};
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// MMR's prefix read from the head of every prefix of a record's encoding is either
+        /// refused or exactly the one read from the whole record.
+        #[test]
+        fn a_heads_prefix_is_the_whole_records_or_none((record, older) in record_strategy()) {
+            let mut bytes = encode(&record, "records.jsonl:3");
+            if older {
+                bytes = older_layout(&bytes);
+            }
+            let content = decode(&bytes).unwrap().record.content();
+            for end in 0..bytes.len() {
+                let Some(head) = decode_head(&bytes[..end]).unwrap() else { continue };
+                for chars in [1, 7, 100] {
+                    if let Some(prefix) = head_prefix(&head, chars) {
+                        proptest::prop_assert_eq!(prefix, content_prefix(&content, chars));
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn prefix_normalization_table() {
