@@ -25,6 +25,16 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
             r#"{{"id":"f{i}","title":"queue {i}","task":"timeout {i} error {i}"}}"#
         ));
     }
+    // Three records holding rare words next to each other, and one holding them apart: their
+    // word pairs are checked in the text.
+    for i in 0..3 {
+        lines.push(format!(
+            r#"{{"id":"w{i}","title":"walrus tusk ivory {i}","task":"{long}"}}"#
+        ));
+    }
+    lines.push(format!(
+        r#"{{"id":"w3","title":"ivory and a tusk of a walrus","task":"{long}"}}"#
+    ));
     std::fs::write(&input, lines.join("\n")).unwrap();
     let path = dir.path().join("index");
     let options = BuildOptions {
@@ -51,6 +61,19 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
     assert_eq!(done.heads, 3, "{done:?}");
     assert!(done.phrase_checks > 0, "{done:?}");
     assert_eq!(done.records, done.phrase_checks, "{done:?}");
+
+    // `bm25f` asks each record holding both words of a pair whether it holds the pair: four
+    // records, two pairs, and the page asked again when the pipeline scores it. Each record is
+    // decoded once.
+    let mut request = SearchRequest::new("walrus tusk ivory");
+    request.set_option("profile", Some("bm25f")).unwrap();
+    let before = snapshot();
+    let response = index.search(&request).unwrap();
+    let done = snapshot() - before;
+    assert_eq!(response.results.len(), 4);
+    assert_eq!(done.heads, 4, "{done:?}");
+    assert!(done.phrase_checks >= 2 * 4, "{done:?}");
+    assert_eq!(done.records, 4, "{done:?}");
 
     // Nothing counts while no search runs.
     assert_eq!(snapshot() - snapshot(), Work::default());

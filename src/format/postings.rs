@@ -118,13 +118,17 @@ impl<'a> TfBlocks<'a> {
     }
 }
 
-/// Term frequencies taken in order, a decoded block at a time.
+/// Term frequencies taken in order, a decoded block at a time; values stepped over are only
+/// counted until a value past them is taken, and the blocks they fill are stepped over whole,
+/// not decoded.
 #[derive(Debug, Clone)]
 struct TfValues<'a> {
     blocks: TfBlocks<'a>,
     /// The block decoded last, and the next of its values.
     block: Vec<u32>,
     next: usize,
+    /// Values stepped over past `next`, not yet passed.
+    skipped: usize,
 }
 
 impl TfValues<'_> {
@@ -141,6 +145,9 @@ impl TfValues<'_> {
     /// The term frequencies of a posting in the groups of `mask`.
     #[inline]
     fn take(&mut self, mask: u16) -> std::result::Result<[u32; GROUP_COUNT], FormatError> {
+        if self.skipped > 0 {
+            self.pass_skipped()?;
+        }
         let mut tfs = [0u32; GROUP_COUNT];
         for (g, tf) in tfs.iter_mut().enumerate() {
             if mask & (1 << g) != 0 {
@@ -154,18 +161,37 @@ impl TfValues<'_> {
 
     /// Steps over `count` values.
     #[inline]
-    fn skip(&mut self, mut count: usize) -> std::result::Result<(), FormatError> {
-        while count > 0 {
-            let step = count.min(self.available()?);
-            self.next += step;
-            count -= step;
+    fn skip(&mut self, count: usize) {
+        self.skipped += count;
+    }
+
+    /// Moves past the values stepped over: within the current block, then whole blocks
+    /// without decoding them, then into the block that holds the next value.
+    fn pass_skipped(&mut self) -> std::result::Result<(), FormatError> {
+        let in_block = self.block.len() - self.next;
+        if self.skipped <= in_block {
+            self.next += std::mem::take(&mut self.skipped);
+            return Ok(());
+        }
+        self.skipped -= in_block;
+        self.next = self.block.len();
+        while self.skipped > 0 {
+            let count = self.blocks.remaining.min(TF_BLOCK);
+            if count > 0 && self.skipped >= count {
+                self.blocks.skip()?;
+                self.skipped -= count;
+            } else {
+                self.blocks.decode(&mut self.block)?;
+                self.next = std::mem::take(&mut self.skipped);
+            }
         }
         Ok(())
     }
 
-    /// Whether every value was taken and nothing follows them.
-    fn is_done(&self) -> bool {
-        self.next == self.block.len() && self.blocks.is_done()
+    /// Whether every value was taken or stepped over and nothing follows them.
+    fn is_done(&mut self) -> std::result::Result<bool, FormatError> {
+        self.pass_skipped()?;
+        Ok(self.next == self.block.len() && self.blocks.is_done())
     }
 }
 
@@ -803,7 +829,7 @@ impl<'a> TermPostings<'a> {
         let TfCursor { chunks, values } = &mut cursor;
         let end = self.containers;
         self.walk_with_tfs(values, chunks, end, records, file, wanted, visit)?;
-        self.finish_tfs(&cursor, records, file)
+        self.finish_tfs(&mut cursor, records, file)
     }
 
     /// A cursor at the first chunk of the records and their term frequencies, for
@@ -817,6 +843,7 @@ impl<'a> TermPostings<'a> {
                 blocks,
                 block: Vec::with_capacity(TF_BLOCK),
                 next: 0,
+                skipped: 0,
             },
         })
     }
@@ -847,11 +874,16 @@ impl<'a> TermPostings<'a> {
 
     /// Fails if records remain past `cursor` (after the segment's last chunk: records beyond
     /// it), or term frequencies that no record took.
-    pub fn finish_tfs(&self, cursor: &TfCursor<'_>, records: u32, file: &IndexFile) -> Result<()> {
+    pub fn finish_tfs(
+        &self,
+        cursor: &mut TfCursor<'_>,
+        records: u32,
+        file: &IndexFile,
+    ) -> Result<()> {
         self.finish_chunks(&cursor.chunks, records, file)?;
-        if !cursor.values.is_done() {
-            let problem = FormatError::from("term frequencies do not fit the records");
-            return Err(file.corrupt(problem.within("postings")));
+        let corrupt = |problem: FormatError| file.corrupt(problem.within("postings"));
+        if !cursor.values.is_done().map_err(corrupt)? {
+            return Err(corrupt("term frequencies do not fit the records".into()));
         }
         Ok(())
     }
@@ -879,7 +911,10 @@ impl<'a> TermPostings<'a> {
             let mask = palette[code];
             let taken = match wanted(doc) {
                 true => values.take(mask).map(|tfs| visit(doc, mask, &tfs)),
-                false => values.skip(mask.count_ones() as usize),
+                false => {
+                    values.skip(mask.count_ones() as usize);
+                    Ok(())
+                }
             };
             if let Err(p) = taken {
                 problem = Some(p);
@@ -1150,16 +1185,20 @@ mod tests {
                     }
                 }
                 assert_eq!(postings.mask_of(1 << 20, file).unwrap(), None);
-                // With their term frequencies, chunk by chunk, every third record stepped
-                // over: the same as the whole walk and the model.
-                let wanted = |doc: u32| doc % 3 != 1;
-                let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
-                    .iter()
-                    .filter(|(&d, _)| wanted(d))
-                    .map(|(&d, t)| (d, *t))
-                    .collect();
-                assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
-                assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
+                // With their term frequencies, chunk by chunk: every third record stepped
+                // over; all but every 97th (whole blocks of term frequencies stepped over
+                // undecoded); all: the same as the whole walk and the model.
+                let walks: [&dyn Fn(u32) -> bool; 3] =
+                    [&|doc| doc % 3 != 1, &|doc| doc % 97 == 5, &|_| false];
+                for wanted in walks {
+                    let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
+                        .iter()
+                        .filter(|(&d, _)| wanted(d))
+                        .map(|(&d, t)| (d, *t))
+                        .collect();
+                    assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
+                    assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
+                }
                 // A few records looked up, among records without the term: theirs alone. Every
                 // 7th record reads neighbouring blocks; every 97th and the last (over a hundred
                 // values apart, as a rule) step over whole blocks undecoded.
@@ -1258,7 +1297,7 @@ mod tests {
                 },
             )?;
         }
-        postings.finish_tfs(&cursor, 1 << 20, file)?;
+        postings.finish_tfs(&mut cursor, 1 << 20, file)?;
         Ok(out)
     }
 

@@ -56,7 +56,7 @@ pub(crate) fn with_source<T>(
         best_relevance: None,
         collection: None,
     };
-    match run(&IndexSource { index }, context) {
+    match run(&IndexSource::new(index), context) {
         Err(error @ Error::Corrupt { .. }) if request.backend == Backend::Auto => {
             let notice = format!("index damaged, scanned the stored records instead: {error}");
             let notices = std::iter::once(notice).chain(log_notice).collect();

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
+use crate::format::bitpack::bit_set;
 use crate::format::postings::CHUNK_RECORDS;
 use crate::index::Index;
 use crate::schema::GROUP_COUNT;
@@ -147,8 +148,6 @@ impl<'a> IndexSource<'a> {
         // still lift a record onto the page.
         let mut reach: Vec<Vec<(&Exact, f64)>> = Vec::with_capacity(exact.len());
         for (s, (exact, sets)) in exact.iter().zip(&sets).enumerate() {
-            let columns = &matches[s].segment.columns;
-            let added = self.index.feedback_added_docs(s);
             reach.push(
                 exact
                     .iter()
@@ -157,13 +156,7 @@ impl<'a> IndexSource<'a> {
                             || e.score + pairs_most(&pairs, e.tokens) + FEEDBACK_MAX + SLACK
                                 >= floor
                     })
-                    .map(|e| {
-                        let mut feedback = columns.feedback(e.doc)?;
-                        if let Some(more) = added.get(&e.doc) {
-                            feedback.merge(more);
-                        }
-                        Ok((e, standard::feedback_score(&feedback)))
-                    })
+                    .map(|e| Ok((e, feedback_term(self.index, &matches[s], e.doc)?)))
                     .collect::<Result<_>>()?,
             );
         }
@@ -284,6 +277,16 @@ impl<'a> IndexSource<'a> {
         }
         Ok(bonuses)
     }
+}
+
+/// The feedback term of record `doc` of segment match `m`: its column's counts with those
+/// added since the segment was written.
+fn feedback_term(index: &Index, m: &SegmentMatch<'_>, doc: u32) -> Result<f64> {
+    let mut feedback = m.segment.columns.feedback(doc)?;
+    if let Some(more) = index.feedback_added_docs(m.s as usize).get(&doc) {
+        feedback.merge(more);
+    }
+    Ok(standard::feedback_score(&feedback))
 }
 
 /// What turns a token's term frequencies in a record into its BM25F part.
@@ -421,6 +424,48 @@ struct Kept {
     token: u8,
 }
 
+/// The postings of a chunk kept for scoring, and what each record of the chunk gathered.
+struct Gather {
+    /// Per record of the chunk: its tokens (bit per token), its bound, then its score; the
+    /// place of its last kept posting.
+    tokens: Vec<u32>,
+    most: Vec<f64>,
+    last: Vec<u32>,
+    kept: Vec<Kept>,
+}
+
+impl Gather {
+    /// Keeps the posting of token `t` in the record at place `at` of the chunk.
+    #[inline]
+    fn add(
+        &mut self,
+        bounds: &PartBounds<'_>,
+        t: usize,
+        at: usize,
+        mask: u16,
+        tfs: &[u32; GROUP_COUNT],
+    ) {
+        // A token of several terms adds the bound of each: the part is subadditive in the
+        // term frequencies.
+        self.most[at] += bounds.part(t, mask, tfs);
+        if self.tokens[at] & 1 << t != 0 {
+            // The token's next term (the multilingual analyzer's stop word).
+            let sums = &mut self.kept[self.last[at] as usize].tfs;
+            for (sum, tf) in sums.iter_mut().zip(tfs) {
+                *sum = sum.saturating_add(*tf);
+            }
+            return;
+        }
+        self.tokens[at] |= 1 << t;
+        self.last[at] = self.kept.len() as u32;
+        self.kept.push(Kept {
+            tfs: *tfs,
+            at: at as u16,
+            token: t as u8,
+        });
+    }
+}
+
 /// The pruned BM25F sums of one segment, a chunk of [`CHUNK_RECORDS`] records at a time: each
 /// token's postings in the chunk are read once, with their term frequencies, and kept; every
 /// candidate's bound comes from them (each token's part with its term frequencies in groups
@@ -436,14 +481,11 @@ struct ChunkScores<'t> {
     /// The lower bounds of the best records scored so far (at most `wanted` after each chunk).
     lower: Vec<f64>,
     floor: Option<f64>,
-    /// Per record of the chunk: its tokens (bit per token), its bound, then its score; the
-    /// place of its last kept posting.
-    tokens: Vec<u32>,
-    most: Vec<f64>,
-    last: Vec<u32>,
-    kept: Vec<Kept>,
-    /// A bit per record of the chunk: scored.
+    /// The chunk's postings kept, per record its tokens and bound.
+    gather: Gather,
+    /// A bit per record of the chunk: scored; touched by a leading token.
     scored: Vec<u64>,
+    touched: Vec<u64>,
     out: Vec<Exact>,
 }
 
@@ -454,11 +496,14 @@ impl<'t> ChunkScores<'t> {
             prune,
             lower: Vec::new(),
             floor: None,
-            tokens: vec![0; CHUNK_RECORDS],
-            most: vec![0.0; CHUNK_RECORDS],
-            last: vec![0; CHUNK_RECORDS],
-            kept: Vec::new(),
+            gather: Gather {
+                tokens: vec![0; CHUNK_RECORDS],
+                most: vec![0.0; CHUNK_RECORDS],
+                last: vec![0; CHUNK_RECORDS],
+                kept: Vec::new(),
+            },
             scored: vec![0; CHUNK_RECORDS / 64],
+            touched: vec![0; CHUNK_RECORDS / 64],
             out: Vec::new(),
         }
     }
@@ -483,52 +528,64 @@ impl<'t> ChunkScores<'t> {
             }
         }
         let bounds = PartBounds::new(weigh);
+        // The tokens by the most their part can be (their idf), least first.
+        let mut by_most: Vec<usize> = (0..weigh.idfs.len()).collect();
+        by_most.sort_by(|&a, &b| weigh.idfs[a].total_cmp(&weigh.idfs[b]).then(a.cmp(&b)));
         let first_pass = (4 * self.wanted).max(64);
         let mut candidates: Vec<(u16, f64)> = Vec::new();
         for chunk in 0..(records as usize).div_ceil(CHUNK_RECORDS) {
             let base = (chunk * CHUNK_RECORDS) as u32;
             let end = (records - base).min(CHUNK_RECORDS as u32) as usize;
-            self.kept.clear();
-            for (t, postings, cursor) in &mut walks {
-                let t = *t;
-                let ChunkScores {
-                    tokens,
-                    most,
-                    last,
-                    kept,
-                    ..
-                } = &mut self;
-                postings.for_each_with_tfs_in_chunk(
-                    cursor,
-                    chunk as u16,
-                    records,
-                    file,
-                    keep,
-                    |doc, mask, tfs| {
-                        let at = (doc - base) as usize;
-                        // A token of several terms adds the bound of each: the part is
-                        // subadditive in the term frequencies.
-                        most[at] += bounds.part(t, mask, tfs);
-                        if tokens[at] & 1 << t != 0 {
-                            // The token's next term (the multilingual analyzer's stop word).
-                            let sums = &mut kept[last[at] as usize].tfs;
-                            for (sum, tf) in sums.iter_mut().zip(tfs) {
-                                *sum = sum.saturating_add(*tf);
-                            }
-                            return;
-                        }
-                        tokens[at] |= 1 << t;
-                        last[at] = kept.len() as u32;
-                        kept.push(Kept {
-                            tfs: *tfs,
-                            at: at as u16,
-                            token: t as u8,
-                        });
-                    },
-                )?;
+            self.gather.kept.clear();
+            // The leading tokens' postings first; then the trailing tokens', for the records
+            // the leading ones touched (and the involved) alone.
+            let trailing = self.trailing(&by_most, weigh.idfs);
+            for trails in [false, true] {
+                for (t, postings, cursor) in &mut walks {
+                    let t = *t;
+                    if (trailing & 1 << t != 0) != trails {
+                        continue;
+                    }
+                    let ChunkScores {
+                        gather, touched, ..
+                    } = &mut self;
+                    let at = |doc: u32| (doc - base) as usize;
+                    let chunk = chunk as u16;
+                    if trails {
+                        let touched = &*touched;
+                        let wanted = |doc: u32| {
+                            (bit_set(touched, at(doc) as u32) || is_involved(doc)) && keep(doc)
+                        };
+                        postings.for_each_with_tfs_in_chunk(
+                            cursor,
+                            chunk,
+                            records,
+                            file,
+                            wanted,
+                            |doc, mask, tfs| gather.add(&bounds, t, at(doc), mask, tfs),
+                        )?;
+                    } else {
+                        postings.for_each_with_tfs_in_chunk(
+                            cursor,
+                            chunk,
+                            records,
+                            file,
+                            keep,
+                            |doc, mask, tfs| {
+                                let at = at(doc);
+                                touched[at / 64] |= 1 << (at % 64);
+                                gather.add(&bounds, t, at, mask, tfs);
+                            },
+                        )?;
+                    }
+                }
             }
             candidates.clear();
-            for (at, (tokens, most)) in self.tokens[..end].iter().zip(&mut self.most).enumerate() {
+            for (at, (tokens, most)) in self.gather.tokens[..end]
+                .iter()
+                .zip(&mut self.gather.most)
+                .enumerate()
+            {
                 if *tokens != 0 {
                     let bound =
                         std::mem::take(most) + pairs_most(self.prune.pairs, *tokens) + FEEDBACK_MAX;
@@ -539,30 +596,51 @@ impl<'t> ChunkScores<'t> {
             if self.floor.is_none() {
                 let mut bounds: Vec<f64> = candidates.iter().map(|c| c.1).collect();
                 let first = nth_best(&mut bounds, first_pass).unwrap_or(f64::NEG_INFINITY);
-                self.score(m, weigh, base, &candidates, &is_involved, |bound| {
+                self.score(index, m, weigh, base, &candidates, &is_involved, |bound| {
                     bound >= first
                 })?;
             }
             let floor = self.floor.unwrap_or(f64::NEG_INFINITY);
-            self.score(m, weigh, base, &candidates, &is_involved, |bound| {
+            self.score(index, m, weigh, base, &candidates, &is_involved, |bound| {
                 bound + SLACK >= floor
             })?;
             self.out[from..].sort_unstable_by_key(|e| e.doc);
             for &(at, _) in &candidates {
-                self.tokens[at as usize] = 0;
+                self.gather.tokens[at as usize] = 0;
             }
             self.scored.fill(0);
         }
-        for (_, postings, cursor) in &walks {
+        for (_, postings, cursor) in &mut walks {
             postings.finish_tfs(cursor, records, file)?;
         }
         Ok(self.out)
     }
 
+    /// The tokens that cannot lift a record to the floor without the others: the most tokens,
+    /// by the most their part can be (`by_most`: their idf, least first), whose idfs summed with
+    /// their pairs and the feedback term at their most stay below it. A record that none of the
+    /// other tokens reach is not read (MaxScore).
+    fn trailing(&self, by_most: &[usize], idfs: &[f64]) -> u32 {
+        let Some(floor) = self.floor.filter(|_| std::env::var_os("NOMS").is_none()) else {
+            return 0;
+        };
+        let (mut trailing, mut most) = (0u32, FEEDBACK_MAX);
+        for &t in by_most {
+            let (with, sum) = (trailing | 1 << t, most + idfs[t]);
+            if sum + pairs_most(self.prune.pairs, with) + SLACK >= floor {
+                break;
+            }
+            (trailing, most) = (with, sum);
+        }
+        trailing
+    }
+
     /// Scores the chunk's `candidates` (place, bound) not scored yet that are involved or whose
     /// bound `chosen` accepts, then lifts the floor by their lower bounds.
+    #[allow(clippy::too_many_arguments)]
     fn score(
         &mut self,
+        index: &Index,
         m: &SegmentMatch<'_>,
         weigh: &Weigh<'_, '_>,
         base: u32,
@@ -578,7 +656,7 @@ impl<'t> ChunkScores<'t> {
             let doc = base + u32::from(at);
             if self.scored[word] & bit == 0 && (chosen(bound) || is_involved(doc)) {
                 self.scored[word] |= bit;
-                self.last[at as usize] = lengths.len() as u32;
+                self.gather.last[at as usize] = lengths.len() as u32;
                 lengths.push(m.segment.columns.group_lengths(doc)?);
                 docs.push(at);
             }
@@ -586,13 +664,16 @@ impl<'t> ChunkScores<'t> {
         if docs.is_empty() {
             return Ok(());
         }
-        let mut sums = vec![0.0f64; docs.len()];
-        for k in &self.kept {
+        // Each record's parts by token, summed in query order (the pipeline's) whatever order
+        // the tokens' postings were read in.
+        let token_count = weigh.idfs.len();
+        let mut parts = vec![0.0f64; docs.len() * token_count];
+        for k in &self.gather.kept {
             let at = k.at as usize;
             if self.scored[at / 64] & 1 << (at % 64) == 0 {
                 continue;
             }
-            let place = self.last[at] as usize;
+            let place = self.gather.last[at] as usize;
             // Records scored in an earlier call are behind `docs`' places.
             if docs.get(place) != Some(&k.at) {
                 continue;
@@ -600,19 +681,23 @@ impl<'t> ChunkScores<'t> {
             let w = term_weight(&k.tfs, &lengths[place], weigh.avglen, weigh.b);
             if w > 0.0 {
                 let idf = weigh.idfs[k.token as usize];
-                sums[place] += idf * w / (weigh.saturation + w);
+                parts[place * token_count + k.token as usize] = idf * w / (weigh.saturation + w);
             }
         }
+        // A part of 0 adds nothing: the sums are never −0.
+        let sums = parts
+            .chunks(token_count)
+            .map(|parts| parts.iter().fold(0.0, |sum, part| sum + part));
         for (&at, score) in docs.iter().zip(sums) {
             let doc = base + u32::from(at);
             self.out.push(Exact {
                 doc,
                 score,
-                tokens: self.tokens[at as usize],
+                tokens: self.gather.tokens[at as usize],
             });
             if !is_involved(doc) {
-                self.lower
-                    .push(score + FEEDBACK_MIN + self.prune.pairs_least);
+                let feedback = feedback_term(index, m, doc)?;
+                self.lower.push(score + feedback + self.prune.pairs_least);
             }
         }
         if let Some(floor) = nth_best(&mut self.lower, self.wanted) {

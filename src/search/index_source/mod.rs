@@ -8,24 +8,32 @@ mod bm25f_top;
 mod terms;
 mod top;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
+use crate::format::codec::StoredRecord;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
-use crate::search::{index_statistics, DocRef, Hit, Matched, Source, TopOrder};
+use crate::search::{index_statistics, matching, DocRef, Hit, Matched, Source, TopOrder};
 
 use accumulate::SegmentMatch;
 use terms::phrase_records;
 
-/// Searches the segments of an opened index.
+/// Searches the segments of an opened index; one per search.
 pub(crate) struct IndexSource<'a> {
     pub index: &'a Index,
+    /// The records this search decoded to check a phrase in their text, so that a record is
+    /// decoded once however many of the query's word pairs it is asked about and though
+    /// `bm25f`'s first page is scored twice (by its pruned top, then by the pipeline). At most
+    /// [`IndexSource::TEXTS_KEPT`]; past that, records are decoded again.
+    texts: Mutex<HashMap<DocRef, Arc<StoredRecord>>>,
 }
 
 impl Source for IndexSource<'_> {
@@ -102,6 +110,11 @@ impl Source for IndexSource<'_> {
         self.index.find(id)
     }
 
+    fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
+        crate::work::phrase_checked();
+        Ok(matching::record_has_phrase(&self.text(doc)?.record, phrase))
+    }
+
     /// Where both words of the pair are frequent in a segment, its pair postings answer for
     /// every record of it; elsewhere the stored text does.
     fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
@@ -148,6 +161,33 @@ impl Source for IndexSource<'_> {
 }
 
 impl<'a> IndexSource<'a> {
+    /// At most this many records decoded for phrase checks are kept per search (about 4 KiB
+    /// each for records of real text).
+    const TEXTS_KEPT: usize = 256;
+
+    pub(crate) fn new(index: &'a Index) -> IndexSource<'a> {
+        IndexSource {
+            index,
+            texts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The stored record at `doc`, decoded once per search while fewer than
+    /// [`IndexSource::TEXTS_KEPT`] are kept.
+    fn text(&self, doc: DocRef) -> Result<Arc<StoredRecord>> {
+        let kept = |texts: &HashMap<DocRef, Arc<StoredRecord>>| texts.get(&doc).cloned();
+        if let Some(text) = self.texts.lock().ok().and_then(|texts| kept(&texts)) {
+            return Ok(text);
+        }
+        let text = Arc::new(self.index.stored(doc)?);
+        if let Ok(mut texts) = self.texts.lock() {
+            if texts.len() < Self::TEXTS_KEPT {
+                texts.insert(doc, Arc::clone(&text));
+            }
+        }
+        Ok(text)
+    }
+
     /// The hit of record `doc` of a segment, with the phrase flag given.
     fn hit(&self, m: &SegmentMatch<'a>, doc: u32, phrase: Option<bool>) -> Result<Hit<'a>> {
         let row = m.segment.columns.row(doc)?;
@@ -223,7 +263,7 @@ mod tests {
         Index::build(&path, &options).unwrap();
         let index = Index::open(&path).unwrap();
         assert_eq!(index.segments().len(), 3);
-        let source = IndexSource { index: &index };
+        let source = IndexSource::new(&index);
         source.warm(&AtomicBool::new(true));
         assert!(index.segments().iter().all(|s| !s.store_is_warm()));
         source.warm(&AtomicBool::new(false));
