@@ -149,12 +149,23 @@ impl TfValues<'_> {
             self.pass_skipped()?;
         }
         let mut tfs = [0u32; GROUP_COUNT];
-        for (g, tf) in tfs.iter_mut().enumerate() {
-            if mask & (1 << g) != 0 {
-                self.available()?;
-                *tf = self.block[self.next].saturating_add(1);
+        let mut groups = mask;
+        // Where the current block holds every value, read them without asking for more.
+        if (groups.count_ones() as usize) <= self.block.len() - self.next {
+            while groups != 0 {
+                let g = groups.trailing_zeros() as usize;
+                groups &= groups - 1;
+                tfs[g] = self.block[self.next].saturating_add(1);
                 self.next += 1;
             }
+            return Ok(tfs);
+        }
+        while groups != 0 {
+            let g = groups.trailing_zeros() as usize;
+            groups &= groups - 1;
+            self.available()?;
+            tfs[g] = self.block[self.next].saturating_add(1);
+            self.next += 1;
         }
         Ok(tfs)
     }

@@ -432,6 +432,8 @@ struct Gather {
     most: Vec<f64>,
     last: Vec<u32>,
     kept: Vec<Kept>,
+    /// The places of the records touched, in the order first touched.
+    records: Vec<u16>,
 }
 
 impl Gather {
@@ -455,6 +457,9 @@ impl Gather {
                 *sum = sum.saturating_add(*tf);
             }
             return;
+        }
+        if self.tokens[at] == 0 {
+            self.records.push(at as u16);
         }
         self.tokens[at] |= 1 << t;
         self.last[at] = self.kept.len() as u32;
@@ -501,6 +506,7 @@ impl<'t> ChunkScores<'t> {
                 most: vec![0.0; CHUNK_RECORDS],
                 last: vec![0; CHUNK_RECORDS],
                 kept: Vec::new(),
+                records: Vec::new(),
             },
             scored: vec![0; CHUNK_RECORDS / 64],
             touched: vec![0; CHUNK_RECORDS / 64],
@@ -535,7 +541,6 @@ impl<'t> ChunkScores<'t> {
         let mut candidates: Vec<(u16, f64)> = Vec::new();
         for chunk in 0..(records as usize).div_ceil(CHUNK_RECORDS) {
             let base = (chunk * CHUNK_RECORDS) as u32;
-            let end = (records - base).min(CHUNK_RECORDS as u32) as usize;
             self.gather.kept.clear();
             // The leading tokens' postings first; then the trailing tokens', for the records
             // the leading ones touched (and the involved) alone.
@@ -581,17 +586,16 @@ impl<'t> ChunkScores<'t> {
                 }
             }
             candidates.clear();
-            for (at, (tokens, most)) in self.gather.tokens[..end]
-                .iter()
-                .zip(&mut self.gather.most)
-                .enumerate()
-            {
-                if *tokens != 0 {
-                    let bound =
-                        std::mem::take(most) + pairs_most(self.prune.pairs, *tokens) + FEEDBACK_MAX;
-                    candidates.push((at as u16, bound));
-                }
+            for &at in &self.gather.records {
+                let at = at as usize;
+                let (tokens, most) = (
+                    self.gather.tokens[at],
+                    std::mem::take(&mut self.gather.most[at]),
+                );
+                let bound = most + pairs_most(self.prune.pairs, tokens) + FEEDBACK_MAX;
+                candidates.push((at as u16, bound));
             }
+            self.gather.records.clear();
             let from = self.out.len();
             if self.floor.is_none() {
                 let mut bounds: Vec<f64> = candidates.iter().map(|c| c.1).collect();
