@@ -436,6 +436,14 @@ struct Gather {
     records: Vec<u16>,
 }
 
+impl Drop for Gather {
+    fn drop(&mut self) {
+        scratch::COUNTS.give(std::mem::take(&mut self.tokens));
+        scratch::FLOATS.give(std::mem::take(&mut self.most));
+        scratch::COUNTS.give(std::mem::take(&mut self.last));
+    }
+}
+
 impl Gather {
     /// Keeps the posting of token `t` in the record at place `at` of the chunk.
     #[inline]
@@ -502,9 +510,9 @@ impl<'t> ChunkScores<'t> {
             lower: Vec::new(),
             floor: None,
             gather: Gather {
-                tokens: vec![0; CHUNK_RECORDS],
-                most: vec![0.0; CHUNK_RECORDS],
-                last: vec![0; CHUNK_RECORDS],
+                tokens: scratch::COUNTS.take(CHUNK_RECORDS),
+                most: scratch::FLOATS.take(CHUNK_RECORDS),
+                last: scratch::COUNTS.take(CHUNK_RECORDS),
                 kept: Vec::new(),
                 records: Vec::new(),
             },
