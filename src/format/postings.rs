@@ -54,6 +54,19 @@ pub struct ChunkCursor {
     position: usize,
 }
 
+/// Where a lookup of records in ascending order stands in a term's serialized containers
+/// ([`TermPostings::position_from`]): the container reached, the offset of its data among the
+/// containers' data, and the records before it; in a bitmap container, the word reached and the
+/// container's records before it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seek {
+    container: usize,
+    data: usize,
+    position: usize,
+    word: usize,
+    before: u32,
+}
+
 /// Where a walk over a term's records and their term frequencies stands
 /// ([`TermPostings::for_each_with_tfs_in_chunk`]): the chunk cursor of the records, and the
 /// term frequencies not yet taken.
@@ -673,22 +686,41 @@ impl<'a> TermPostings<'a> {
     /// The place of record `doc` among the term's records, `None` when the term does not occur
     /// in it: a lookup in the serialized containers.
     fn position_of(&self, doc: u32) -> Option<usize> {
+        self.position_from(doc, &mut Seek::default())
+    }
+
+    /// [`TermPostings::position_of`] from where `seek` stands, which it moves to `doc`'s
+    /// container (and in a bitmap container, to its word): records looked up in ascending order
+    /// step over each container, and count each bitmap word's records, once.
+    fn position_from(&self, doc: u32, seek: &mut Seek) -> Option<usize> {
         let bytes = self.docs;
         let (key, low) = ((doc >> 16) as u16, doc as u16);
-        let mut data = 8 + 8 * self.containers;
-        let mut position = 0usize;
-        for c in 0..self.containers {
+        if seek.container > 0 && u16_at(bytes, 8 + 4 * (seek.container - 1)) >= key {
+            // Not ascending: from the first container.
+            *seek = Seek::default();
+        }
+        while seek.container < self.containers {
+            let c = seek.container;
             let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
             let size = if card <= ARRAY_LIMIT {
                 2 * card
             } else {
                 BITMAP_BYTES
             };
-            if u16_at(bytes, 8 + 4 * c) != key {
-                data += size;
-                position += card;
+            let at = u16_at(bytes, 8 + 4 * c);
+            if at > key {
+                return None;
+            }
+            if at < key {
+                *seek = Seek {
+                    container: c + 1,
+                    data: seek.data + size,
+                    position: seek.position + card,
+                    ..Seek::default()
+                };
                 continue;
             }
+            let data = 8 + 8 * self.containers + seek.data;
             let rank = if card <= ARRAY_LIMIT {
                 let values = &bytes[data..data + size];
                 let (mut lo, mut hi) = (0, card);
@@ -708,13 +740,18 @@ impl<'a> TermPostings<'a> {
                 let words = &bytes[data..data + size];
                 let word = |w: usize| u64_at(words, 8 * w);
                 let (w, bit) = (usize::from(low) / 64, u32::from(low) % 64);
+                if w < seek.word {
+                    // Not ascending: count from the container's start.
+                    (seek.word, seek.before) = (0, 0);
+                }
+                seek.before += (seek.word..w).map(|i| word(i).count_ones()).sum::<u32>();
+                seek.word = w;
                 if word(w) >> bit & 1 == 0 {
                     return None;
                 }
-                let before: u32 = (0..w).map(|i| word(i).count_ones()).sum();
-                (before + (word(w) & ((1u64 << bit) - 1)).count_ones()) as usize
+                (seek.before + (word(w) & ((1u64 << bit) - 1)).count_ones()) as usize
             };
-            return Some(position + rank);
+            return Some(seek.position + rank);
         }
         None
     }
@@ -753,8 +790,9 @@ impl<'a> TermPostings<'a> {
         let (mut counted, mut values) = (0usize, 0usize);
         let (mut block_start, mut next_block) = (0usize, 0usize);
         let one_mask = (self.palette.len() == 1).then(|| self.palette[0].count_ones() as usize);
+        let mut seek = Seek::default();
         for &doc in docs {
-            let Some(position) = self.position_of(doc) else {
+            let Some(position) = self.position_from(doc, &mut seek) else {
                 continue;
             };
             let mask = self.mask_at(position, file)?;
@@ -1310,6 +1348,62 @@ mod tests {
         }
         postings.finish_tfs(&mut cursor, 1 << 20, file)?;
         Ok(out)
+    }
+
+    /// Records looked up in bitmap containers (more than 4,096 records of one chunk) and array
+    /// ones, in ascending order (each container and bitmap word stepped over once) and one at a
+    /// time in any order: each record's place, group mask and term frequencies as written.
+    #[test]
+    fn records_are_found_in_bitmap_and_array_containers() {
+        let mut model = Model::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Chunk 0 dense (a bitmap), chunk 1 sparse (an array), chunk 3 dense again.
+        for doc in (0..65_536u32).chain(200_000..262_144) {
+            if next() % 3 == 0 {
+                let g = (next() % GROUP_COUNT as u64) as usize;
+                let mut tfs = [0u32; GROUP_COUNT];
+                tfs[g] = 1 + (next() % 4) as u32;
+                if next() % 5 == 0 {
+                    tfs[(g + 1) % GROUP_COUNT] = 1;
+                }
+                model.insert(doc, tfs);
+            }
+        }
+        for doc in (65_536..131_072u32).step_by(37) {
+            model.insert(doc, [1; GROUP_COUNT]);
+        }
+        with_file(|file| {
+            let mut blob = Vec::new();
+            encode_term(&postings_of(&model), &mut blob);
+            let postings = TermPostings::parse(&blob, file).unwrap();
+            for stride in [1, 61, 1009] {
+                let asked: Vec<u32> = (0..270_000u32).step_by(stride).collect();
+                let expected: Vec<(u32, [u32; GROUP_COUNT])> = asked
+                    .iter()
+                    .filter_map(|d| model.get(d).map(|t| (*d, *t)))
+                    .collect();
+                let mut looked_up = Vec::new();
+                postings
+                    .for_each_with_tfs_of(&asked, file, |doc, _, tfs| looked_up.push((doc, *tfs)))
+                    .unwrap();
+                assert_eq!(looked_up, expected, "stride {stride}");
+            }
+            let places: BTreeMap<u32, usize> =
+                model.keys().enumerate().map(|(i, &d)| (d, i)).collect();
+            for doc in (0..270_000u32).rev().step_by(13) {
+                assert_eq!(
+                    postings.position_of(doc),
+                    places.get(&doc).copied(),
+                    "{doc}"
+                );
+            }
+        });
     }
 
     #[test]
