@@ -621,6 +621,7 @@ impl<'t> ChunkScores<'t> {
                 self.gather.tokens[at as usize] = 0;
             }
             self.scored.fill(0);
+            self.touched.fill(0);
         }
         for (_, postings, cursor) in &mut walks {
             postings.finish_tfs(cursor, records, file)?;
