@@ -12,6 +12,7 @@ pub mod breakdown;
 pub mod budget;
 pub mod builder;
 mod decay_page;
+mod decoded;
 pub mod entities;
 pub mod federated;
 pub mod filters;

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Timestamp;
 use crate::search::decay_page;
+use crate::search::decoded::Decoded;
 use crate::search::filters::Filters;
 use crate::search::phrase_checks::{self, PhraseChecks};
 use crate::search::plan::Plan;
@@ -66,7 +67,7 @@ pub(crate) struct Scored<'r, 's> {
     pub ranked: Vec<Ranked<'s>>,
     pub removed: HashMap<DocRef, Removal>,
     /// Records the profile decoded, for the post-steps to read again.
-    pub records: ranking::Decoded,
+    pub records: Decoded,
 }
 
 /// Stages 1–5: the plan, the candidates, their phrases, standard scores and the profile.
@@ -93,14 +94,9 @@ pub(crate) fn score<'r, 's>(
     let (ranked, records) = if plan.empty {
         let mut ranked = ranked;
         ranked.par_sort_unstable_by(by_created_desc_then_id);
-        (ranked, ranking::Decoded::default())
+        (ranked, Decoded::default())
     } else {
-        let step = step(
-            source,
-            &plan,
-            context.best_relevance,
-            ranking::Decoded::default(),
-        );
+        let step = step(source, &plan, context.best_relevance, Decoded::default());
         let ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
         (ranked, step.records)
     };
@@ -187,7 +183,7 @@ fn step<'s>(
     source: &'s dyn Source,
     plan: &'s Plan<'_>,
     best_relevance: Option<f64>,
-    records: ranking::Decoded,
+    records: Decoded,
 ) -> ranking::Step<'s> {
     ranking::Step {
         source,

@@ -8,13 +8,13 @@ use crate::search::breakdown::{
     DecayBreakdown, ProfileBreakdown, RecencyBreakdown, RerankBreakdown, ScoreBreakdown,
 };
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
+use crate::search::decoded::Decoded;
 use crate::search::entities::{any_occurs_in, query_entities};
 use crate::search::mmr::{content_prefix, demotion, head_bytes, head_prefix, near_duplicates};
 use crate::search::profiles::age_days;
@@ -145,30 +145,6 @@ pub(crate) struct Step<'s> {
     /// Records decoded by one pass and read again by a later one (decay's entity check, then
     /// MMR's content prefix): each candidate's record is decoded once per search.
     pub records: Decoded,
-}
-
-/// The stored records a search has decoded, by where they live.
-#[derive(Default)]
-pub(crate) struct Decoded(Mutex<HashMap<DocRef, Arc<StoredRecord>>>);
-
-impl Decoded {
-    /// The record at `doc` if it was decoded.
-    fn cached(&self, doc: DocRef) -> Option<Arc<StoredRecord>> {
-        self.0.lock().ok().and_then(|map| map.get(&doc).cloned())
-    }
-
-    /// The record at `doc`, decoded on first use (outside the lock).
-    pub fn get(&self, source: &dyn Source, doc: DocRef) -> Result<Arc<StoredRecord>> {
-        let known = self.0.lock().ok().and_then(|map| map.get(&doc).cloned());
-        if let Some(record) = known {
-            return Ok(record);
-        }
-        let record = Arc::new(source.stored(doc)?);
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(doc, Arc::clone(&record));
-        }
-        Ok(record)
-    }
 }
 
 fn best_relevance(ranked: &[Ranked<'_>]) -> f64 {

@@ -8,17 +8,15 @@ mod bm25f_top;
 mod terms;
 mod top;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
-use crate::format::codec::StoredRecord;
 use crate::index::segment::Segment;
 use crate::index::Index;
+use crate::search::decoded::Decoded;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::{index_statistics, matching, DocRef, Hit, Matched, Source, TopOrder};
@@ -29,58 +27,10 @@ use terms::phrase_records;
 /// Searches the segments of an opened index; one per search.
 pub(crate) struct IndexSource<'a> {
     pub index: &'a Index,
-    /// The records this search decoded to check a phrase in their text, so that a record is
-    /// decoded once however many of the query's word pairs it is asked about and though
-    /// `bm25f`'s first page is scored twice (by its pruned top, then by the pipeline), with
-    /// the bytes they hold. At most [`IndexSource::TEXTS_KEPT`] records and
-    /// [`IndexSource::TEXT_BYTES_KEPT`] bytes; past that, records are decoded again.
-    texts: Mutex<Texts>,
-}
-
-/// The records an [`IndexSource`] keeps decoded, and about how many bytes they hold.
-#[derive(Default)]
-struct Texts {
-    records: HashMap<DocRef, Arc<StoredRecord>>,
-    bytes: usize,
-}
-
-/// About the bytes a decoded record holds: its strings', and its unknown fields' as JSON.
-fn record_bytes(record: &crate::record::Record) -> usize {
-    let lists = [
-        &record.problems,
-        &record.failed_attempts,
-        &record.warnings,
-        &record.tags,
-        &record.entities,
-    ];
-    let texts = [
-        &record.title,
-        &record.task,
-        &record.solution,
-        &record.why_it_worked,
-        &record.project_context,
-        &record.applicability,
-        &record.verification,
-        &record.memory_type,
-        &record.supersedes,
-    ];
-    let extra: usize = record
-        .extra
-        .iter()
-        .map(|(key, value)| key.len() + value.to_string().len())
-        .sum();
-    record.id.len()
-        + lists
-            .iter()
-            .flat_map(|l| l.iter())
-            .map(String::len)
-            .sum::<usize>()
-        + texts
-            .iter()
-            .filter_map(|t| t.as_ref())
-            .map(String::len)
-            .sum::<usize>()
-        + extra
+    /// The records this search decoded to check a phrase in their text: a record is decoded
+    /// once however many of the query's word pairs it is asked about, and though `bm25f`'s
+    /// first page is scored twice (by its pruned top, then by the pipeline).
+    texts: Decoded,
 }
 
 impl Source for IndexSource<'_> {
@@ -159,7 +109,10 @@ impl Source for IndexSource<'_> {
 
     fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
         crate::work::phrase_checked();
-        Ok(matching::record_has_phrase(&self.text(doc)?.record, phrase))
+        Ok(matching::record_has_phrase(
+            &self.texts.get(self, doc)?.record,
+            phrase,
+        ))
     }
 
     /// Where both words of the pair are frequent in a segment, its pair postings answer for
@@ -208,37 +161,11 @@ impl Source for IndexSource<'_> {
 }
 
 impl<'a> IndexSource<'a> {
-    /// At most this many records decoded for phrase checks are kept per search…
-    const TEXTS_KEPT: usize = 256;
-    /// …holding at most about this many bytes (records of real text take a few KiB; a record
-    /// may take up to 1 MiB).
-    const TEXT_BYTES_KEPT: usize = 8 << 20;
-
     pub(crate) fn new(index: &'a Index) -> IndexSource<'a> {
         IndexSource {
             index,
-            texts: Mutex::new(Texts::default()),
+            texts: Decoded::default(),
         }
-    }
-
-    /// The stored record at `doc`, decoded once per search while the records kept stay within
-    /// [`IndexSource::TEXTS_KEPT`] and [`IndexSource::TEXT_BYTES_KEPT`].
-    fn text(&self, doc: DocRef) -> Result<Arc<StoredRecord>> {
-        let kept = |texts: &Texts| texts.records.get(&doc).cloned();
-        if let Some(text) = self.texts.lock().ok().and_then(|texts| kept(&texts)) {
-            return Ok(text);
-        }
-        let text = Arc::new(self.index.stored(doc)?);
-        let bytes = record_bytes(&text.record);
-        if let Ok(mut texts) = self.texts.lock() {
-            if texts.records.len() < Self::TEXTS_KEPT
-                && texts.bytes + bytes <= Self::TEXT_BYTES_KEPT
-            {
-                texts.bytes += bytes;
-                texts.records.insert(doc, Arc::clone(&text));
-            }
-        }
-        Ok(text)
     }
 
     /// The hit of record `doc` of a segment, with the phrase flag given.
@@ -295,12 +222,28 @@ mod tests {
     use super::*;
     use crate::index::BuildOptions;
 
+    /// An index built from `lines` (JSON Lines) in `dir`, `segment_records` to a segment
+    /// where given.
+    fn built(dir: &std::path::Path, lines: &[String], segment_records: Option<usize>) -> Index {
+        let input = dir.join("records.jsonl");
+        std::fs::write(&input, lines.join("\n")).unwrap();
+        let path = dir.join("index");
+        let mut options = BuildOptions {
+            inputs: vec![input],
+            ..Default::default()
+        };
+        if let Some(segment_records) = segment_records {
+            options.segment_records = segment_records;
+        }
+        Index::build(&path, &options).unwrap();
+        Index::open(&path).unwrap()
+    }
+
     /// Records decoded for phrase checks are kept within the byte budget: large records past
     /// it are decoded again, and every answer is the stored record.
     #[test]
     fn records_kept_for_phrase_checks_stay_within_their_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("records.jsonl");
         // Ten records of 900 KB each (fifteen problems of 60 KB): nine fit in 8 MiB.
         let lines: Vec<String> = (0..10)
             .map(|i| {
@@ -309,41 +252,25 @@ mod tests {
                 format!(r#"{{"id":"r{i}","title":"large {i}","problems":[{problems}]}}"#)
             })
             .collect();
-        std::fs::write(&input, lines.join("\n")).unwrap();
-        let path = dir.path().join("index");
-        let options = BuildOptions {
-            inputs: vec![input],
-            ..Default::default()
-        };
-        Index::build(&path, &options).unwrap();
-        let index = Index::open(&path).unwrap();
+        let index = built(dir.path(), &lines, None);
         let source = IndexSource::new(&index);
         let docs: Vec<DocRef> = (0..10).map(|doc| DocRef { segment: 0, doc }).collect();
         for _ in 0..2 {
             for &doc in &docs {
-                let text = source.text(doc).unwrap();
+                let text = source.texts.get(&source, doc).unwrap();
                 assert_eq!(text.record.id, index.stored(doc).unwrap().record.id);
                 assert!(source.verify_phrase(doc, "large").unwrap());
             }
         }
-        let texts = source.texts.lock().unwrap();
-        assert!(
-            texts.bytes <= IndexSource::TEXT_BYTES_KEPT,
-            "{}",
-            texts.bytes
-        );
-        assert!(
-            texts.bytes > IndexSource::TEXT_BYTES_KEPT - (1 << 20),
-            "{}",
-            texts.bytes
-        );
-        assert_eq!(texts.records.len(), 9);
+        let (records, bytes) = source.texts.kept();
+        assert!(bytes <= Decoded::BYTES, "{bytes}");
+        assert!(bytes > Decoded::BYTES - (1 << 20), "{bytes}");
+        assert_eq!(records, 9);
     }
 
     #[test]
     fn warming_reads_the_stores_until_told_to_stop() {
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("records.jsonl");
         let lines: Vec<String> = (0..30)
             .map(|i| {
                 format!(
@@ -351,15 +278,7 @@ mod tests {
                 )
             })
             .collect();
-        std::fs::write(&input, lines.join("\n")).unwrap();
-        let path = dir.path().join("index");
-        let options = BuildOptions {
-            inputs: vec![input],
-            segment_records: 10,
-            ..Default::default()
-        };
-        Index::build(&path, &options).unwrap();
-        let index = Index::open(&path).unwrap();
+        let index = built(dir.path(), &lines, Some(10));
         assert_eq!(index.segments().len(), 3);
         let source = IndexSource::new(&index);
         source.warm(&AtomicBool::new(true));
