@@ -39,6 +39,8 @@ struct Exact {
     score: f64,
     /// Bit t set ⇔ query token t occurs exactly.
     tokens: u32,
+    /// Its feedback term, where it was read while scoring.
+    feedback: Option<f64>,
 }
 
 impl<'a> IndexSource<'a> {
@@ -138,14 +140,14 @@ impl<'a> IndexSource<'a> {
             .flat_map(|(e, sets)| {
                 e.iter()
                     .filter(|e| !sets.involved.contains(e.doc))
-                    .map(|e| e.score + FEEDBACK_MIN + pairs_least)
+                    .map(|e| e.score + e.feedback.unwrap_or(FEEDBACK_MIN) + pairs_least)
             })
             .collect();
         let mut floor = nth_best(&mut lower, wanted).unwrap_or(f64::NEG_INFINITY);
 
-        // The feedback term of every record that can reach the page with the best of it (a
-        // column read); with it the floor rises, and pairs are checked only where they can
-        // still lift a record onto the page.
+        // The feedback term of every record that can reach the page with the best of it (read
+        // while scoring, or now from its column); with it the floor rises, and pairs are
+        // checked only where they can still lift a record onto the page.
         let mut reach: Vec<Vec<(&Exact, f64)>> = Vec::with_capacity(exact.len());
         for (s, (exact, sets)) in exact.iter().zip(&sets).enumerate() {
             reach.push(
@@ -156,7 +158,10 @@ impl<'a> IndexSource<'a> {
                             || e.score + pairs_most(&pairs, e.tokens) + FEEDBACK_MAX + SLACK
                                 >= floor
                     })
-                    .map(|e| Ok((e, feedback_term(self.index, &matches[s], e.doc)?)))
+                    .map(|e| match e.feedback {
+                        Some(feedback) => Ok((e, feedback)),
+                        None => Ok((e, feedback_term(self.index, &matches[s], e.doc)?)),
+                    })
                     .collect::<Result<_>>()?,
             );
         }
@@ -410,6 +415,7 @@ impl ExactSums {
                 doc,
                 score: self.score(doc),
                 tokens: self.tokens[doc as usize] as u32,
+                feedback: None,
             })
             .collect()
     }
@@ -703,13 +709,14 @@ impl<'t> ChunkScores<'t> {
             .map(|parts| parts.iter().fold(0.0, |sum, part| sum + part));
         for (&at, score) in docs.iter().zip(sums) {
             let doc = base + u32::from(at);
+            let feedback = feedback_term(index, m, doc)?;
             self.out.push(Exact {
                 doc,
                 score,
                 tokens: self.gather.tokens[at as usize],
+                feedback: Some(feedback),
             });
             if !is_involved(doc) {
-                let feedback = feedback_term(index, m, doc)?;
                 self.lower.push(score + feedback + self.prune.pairs_least);
             }
         }
