@@ -242,8 +242,13 @@ impl Record {
     /// assert_eq!(record.content(), "T\na\nb\nX");
     /// ```
     pub fn content(&self) -> String {
-        let parts: Vec<&str> = self
-            .title
+        self.content_parts().collect::<Vec<_>>().join("\n")
+    }
+
+    /// The non-empty searchable texts in SPEC order, which [`Record::content`] joins with
+    /// `\n`: read part by part, a record's content is never copied whole.
+    pub fn content_parts(&self) -> impl Iterator<Item = &str> + '_ {
+        self.title
             .as_deref()
             .into_iter()
             .chain(self.task.as_deref())
@@ -256,8 +261,6 @@ impl Record {
             .chain(self.project_context.as_deref())
             .chain(self.applicability.as_deref())
             .filter(|part| !part.is_empty())
-            .collect();
-        parts.join("\n")
     }
 
     /// The title a result shows: `None` when the record has none or a blank one (SPEC §1).

@@ -184,13 +184,22 @@ pub fn occurs_in(entity: &str, record_entities: &[String], content_lower: &str) 
     !needle.is_empty() && (names(record_entities, &needle) || in_content(&needle, content_lower))
 }
 
-/// Whether any of `entities` occurs in a record with these `entities` ([`occurs_in`]); its
-/// `content` is read and lowercased only when none equals one of the record's entities.
-pub fn any_occurs_in(
+/// Whether any of `entities` occurs in a record with these `entities` ([`occurs_in`]), its
+/// content given as the parts that [`Record::content`](crate::record::Record::content) joins
+/// with `\n`; the parts are read only when no entity equals one of the record's.
+///
+/// The content is searched part by part, each part lowercased alone: lowercasing is the same
+/// within the joined content (its one rule that looks at neighbours, a final capital sigma,
+/// sees the newline between parts as it sees a part's end: neither is cased), the newline is a
+/// boundary as a part's end is, and an entity without a newline occurs within one part.
+pub fn any_occurs_in<'c, P>(
     entities: &[String],
     record_entities: &[String],
-    content: impl FnOnce() -> String,
-) -> bool {
+    parts: impl FnOnce() -> P,
+) -> bool
+where
+    P: Iterator<Item = &'c str>,
+{
     let needles: Vec<String> = entities
         .iter()
         .map(|e| e.to_lowercase())
@@ -202,10 +211,29 @@ pub fn any_occurs_in(
     if needles.iter().any(|needle| names(record_entities, needle)) {
         return true;
     }
-    let content_lower = content().to_lowercase();
-    needles
-        .iter()
-        .any(|needle| in_content(needle, &content_lower))
+    let mut parts = parts();
+    if needles.iter().any(|needle| needle.contains('\n')) {
+        let content_lower = parts.collect::<Vec<_>>().join("\n").to_lowercase();
+        return needles
+            .iter()
+            .any(|needle| in_content(needle, &content_lower));
+    }
+    let mut part_lower = String::new();
+    parts.any(|part| {
+        lowercase_into(part, &mut part_lower);
+        needles.iter().any(|needle| in_content(needle, &part_lower))
+    })
+}
+
+/// `text.to_lowercase()` into `out` (cleared first), without allocating for ASCII text.
+fn lowercase_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&text.to_lowercase());
+    }
 }
 
 /// Whether one of `record_entities` is `needle` (lowercased) case-insensitively.
@@ -220,7 +248,10 @@ fn in_content(needle: &str, content_lower: &str) -> bool {
         return content_lower.contains(needle);
     }
     let mut from = 0;
-    while let Some(found) = content_lower[from..].find(needle) {
+    // A match of valid UTF-8 in valid UTF-8 begins and ends on character boundaries.
+    while let Some(found) =
+        memchr::memmem::find(&content_lower.as_bytes()[from..], needle.as_bytes())
+    {
         let at = from + found;
         let end = at + needle.len();
         let before = content_lower[..at].chars().next_back();
@@ -404,6 +435,45 @@ mod tests {
         assert_eq!(got, ["Tokio", "sqlx", "数据库"]);
     }
 
+    proptest::proptest! {
+        /// Searched part by part, the content gives the answer the joined, lowercased content
+        /// gives: with capital and final sigmas, a capital I with a dot (lowercased to two
+        /// characters, the second a combining mark), combining marks, CJK, newlines inside
+        /// parts and in entities.
+        #[test]
+        fn parts_answer_as_the_joined_content(
+            parts in proptest::collection::vec("[aAxΣσςİiI\u{301}数据 .\n-]{0,10}", 0..5),
+            entities in proptest::collection::vec("[aAxΣσςİi\u{301}数据 .\n-]{1,4}", 1..3),
+        ) {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).filter(|p| !p.is_empty()).collect();
+            let content_lower = parts.join("\n").to_lowercase();
+            let expected = entities.iter().any(|e| occurs_in(e, &[], &content_lower));
+            proptest::prop_assert_eq!(
+                any_occurs_in(&entities, &[], || parts.iter().copied()),
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn a_final_sigma_at_a_parts_end_lowercases_as_in_the_joined_content() {
+        // "ΟΔΟΣ" ends a word: its sigma lowercases to "ς", in the part as in the joined content.
+        let parts = ["ΟΔΟΣ", "ΣΑ"];
+        assert!(any_occurs_in(&["οδος".into()], &[], || parts
+            .iter()
+            .copied()));
+        assert!(!any_occurs_in(&["οδοσ".into()], &[], || parts
+            .iter()
+            .copied()));
+        // An entity across parts occurs only through the newline that joins them.
+        assert!(any_occurs_in(&["οδος\nσα".into()], &[], || parts
+            .iter()
+            .copied()));
+        assert!(!any_occurs_in(&["οδος σα".into()], &[], || parts
+            .iter()
+            .copied()));
+    }
+
     #[test]
     fn occurrence_table() {
         let entities = vec!["PostgreSQL".to_string()];
@@ -434,12 +504,12 @@ mod tests {
                 vec![entity.to_string()],
                 vec!["zzz".into(), entity.to_string()],
             ] {
-                let any = any_occurs_in(&asked, &entities, || content.to_string());
+                let any = any_occurs_in(&asked, &entities, || std::iter::once(content));
                 assert_eq!(any, expected, "{asked:?} in {content:?}");
             }
         }
         // The content is read only when no entity equals one of the record's.
-        let unread = || -> String { panic!("the content was read") };
+        let unread = || -> std::iter::Empty<&str> { panic!("the content was read") };
         assert!(any_occurs_in(
             &["zzz".into(), "POSTGRESQL".into()],
             &entities,
@@ -448,6 +518,8 @@ mod tests {
         assert!(!any_occurs_in(&["".into()], &entities, unread));
         assert!(!any_occurs_in(&[], &entities, unread));
         // Lowercased before it is searched.
-        assert!(any_occurs_in(&["rust".into()], &[], || "Learn RUST.".into()));
+        assert!(any_occurs_in(&["rust".into()], &[], || std::iter::once(
+            "Learn RUST."
+        )));
     }
 }

@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 
 use crate::format::codec::StoredHead;
+use crate::record::Record;
 
 /// The content as MMR compares it: `str::to_lowercase`, runs of `char::is_whitespace`
 /// collapsed to one space, trimmed, then its first `chars` characters.
@@ -24,14 +25,24 @@ use crate::format::codec::StoredHead;
 /// whitespace and the one rule that looks at a character's neighbours (a final capital sigma)
 /// stops at whitespace.
 pub fn content_prefix(content: &str, chars: usize) -> String {
-    prefix_of_words(content, chars).0
+    prefix_of_words(content.split_whitespace(), chars).0
+}
+
+/// [`content_prefix`] of a record's content, read part by part: the parts are joined by a
+/// newline, whitespace, so the content's words are the parts' words in order.
+pub fn record_prefix(record: &Record, chars: usize) -> String {
+    prefix_of_words(
+        record.content_parts().flat_map(str::split_whitespace),
+        chars,
+    )
+    .0
 }
 
 /// [`content_prefix`] of a record from the head of it that was read, when the head holds as
 /// much of its content as [`content_prefix`] reads of the whole (`None`: read the whole).
 /// The head's words are whole words of the content, so the same words are read either way.
 pub fn head_prefix(head: &StoredHead, chars: usize) -> Option<String> {
-    let (prefix, enough) = prefix_of_words(&head.content, chars);
+    let (prefix, enough) = prefix_of_words(head.content.split_whitespace(), chars);
     (enough || head.content_complete).then_some(prefix)
 }
 
@@ -41,21 +52,31 @@ pub fn head_bytes(chars: usize) -> usize {
     chars.saturating_mul(4).saturating_add(128)
 }
 
-/// [`content_prefix`], and whether it stopped before the end of `content`.
-fn prefix_of_words(content: &str, chars: usize) -> (String, bool) {
+/// [`content_prefix`] of these words, and whether it stopped before the last of them.
+fn prefix_of_words<'w>(words: impl Iterator<Item = &'w str>, chars: usize) -> (String, bool) {
     let mut out = String::new();
     let mut enough = false;
-    for (i, word) in content.split_whitespace().enumerate() {
+    for (i, word) in words.enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        out.push_str(&word.to_lowercase());
+        if word.is_ascii() {
+            // What `to_lowercase` gives an ASCII word, without a string of its own.
+            let start = out.len();
+            out.push_str(word);
+            out[start..].make_ascii_lowercase();
+        } else {
+            out.push_str(&word.to_lowercase());
+        }
         if out.len() >= chars * 4 {
             enough = true; // enough characters whatever their width
             break;
         }
     }
-    (out.chars().take(chars).collect(), enough)
+    if let Some((cut, _)) = out.char_indices().nth(chars) {
+        out.truncate(cut);
+    }
+    (out, enough)
 }
 
 /// For prefixes in rank order: whether each equals the prefix of some higher-ranked result
@@ -100,6 +121,36 @@ mod tests {
                         proptest::prop_assert_eq!(prefix, content_prefix(&content, chars));
                     }
                 }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Read part by part, a record's prefix is the one read from its joined content:
+        /// whitespace inside and between parts, capital and final sigmas, a capital I with a
+        /// dot, CJK, words longer than the prefix.
+        #[test]
+        fn a_records_prefix_is_its_contents(
+            texts in proptest::collection::vec("[aAxΣσςİ数 \\n\\t\u{3000}]{0,40}", 10),
+        ) {
+            let mut record =
+                Record::from_json(&serde_json::json!({"id": "p-1", "task": "t"})).unwrap();
+            let text = |i: usize| Some(texts[i].clone());
+            record.title = text(0);
+            record.task = text(1);
+            record.problems = vec![texts[2].clone(), texts[3].clone()];
+            record.solution = text(4);
+            record.why_it_worked = text(5);
+            record.tags = vec![texts[6].clone()];
+            record.warnings = vec![texts[7].clone()];
+            record.project_context = text(8);
+            record.applicability = text(9);
+            let content = record.content();
+            for chars in [0, 1, 7, 100, 1_000] {
+                proptest::prop_assert_eq!(
+                    record_prefix(&record, chars),
+                    content_prefix(&content, chars)
+                );
             }
         }
     }

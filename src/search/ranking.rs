@@ -16,7 +16,7 @@ use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
 use crate::search::decoded::Decoded;
 use crate::search::entities::{any_occurs_in, query_entities};
-use crate::search::mmr::{content_prefix, demotion, head_bytes, head_prefix, near_duplicates};
+use crate::search::mmr::{demotion, head_bytes, head_prefix, near_duplicates, record_prefix};
 use crate::search::profiles::age_days;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
 use crate::search::profiles::decay::{self, DecayInput};
@@ -257,7 +257,7 @@ impl Step<'_> {
     /// Whether one of `entities` occurs in `stored` (SPEC §5.4).
     pub fn entity_occurs(&self, entities: &[String], stored: &StoredRecord) -> bool {
         any_occurs_in(entities, &stored.record.entities, || {
-            stored.record.content()
+            stored.record.content_parts()
         })
     }
 
@@ -401,24 +401,24 @@ impl Step<'_> {
         })
     }
 
-    /// SPEC §6.2: demote each result whose normalized content prefix equals a higher-ranked
-    /// one's, then re-sort once. Reads the stored text of every candidate in the list.
     /// MMR's content prefix of the record at `doc`: from the record when this search decoded
     /// it, else from its head, and from the whole record only where the head falls short.
     pub fn content_prefix(&self, doc: DocRef, chars: usize) -> Result<String> {
         if let Some(stored) = self.records.cached(doc) {
-            return Ok(content_prefix(&stored.record.content(), chars));
+            return Ok(record_prefix(&stored.record, chars));
         }
         let head = self.source.stored_head(doc, head_bytes(chars))?;
         match head_prefix(&head, chars) {
             Some(prefix) => Ok(prefix),
-            None => Ok(content_prefix(
-                &self.records.get(self.source, doc)?.record.content(),
+            None => Ok(record_prefix(
+                &self.records.get(self.source, doc)?.record,
                 chars,
             )),
         }
     }
 
+    /// SPEC §6.2: demote each result whose normalized content prefix equals a higher-ranked
+    /// one's, then re-sort once. Reads the stored text of every candidate in the list.
     pub fn mmr(&self, ranked: &mut [Ranked<'_>]) -> Result<()> {
         let chars = self.settings.mmr.prefix_chars;
         let prefixes = ranked
