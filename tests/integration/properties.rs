@@ -478,6 +478,79 @@ proptest! {
     }
 }
 
+/// Recency's bound has the pin's bonus only in the chunks of 64 records that hold a pinned
+/// record: a recent pinned record among weak matches still reaches the page above stronger,
+/// older matches, though its chunk's best relevance alone could not.
+#[test]
+fn a_pinned_weak_match_reaches_recencys_page_from_its_own_chunk() {
+    let records: Vec<serde_json::Value> = (0..256usize)
+        .map(|i| {
+            let pinned = i == 150;
+            let mut record = serde_json::json!({
+                "id": format!("p{i:03}"),
+                "title": if i < 64 { "lantern harbor kestrel" } else { "kestrel harbor" },
+                "task": "unrelated words here",
+                "createdAt": if pinned { "2025-12-30T00:00:00Z" } else { "2020-01-01T00:00:00Z" },
+            });
+            if pinned {
+                record["pinned"] = true.into();
+            }
+            record
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), &records, Layout::One);
+    let options = [("profile", "recency"), ("limit", "3")];
+    let query = "kestrel harbor lantern";
+    answers_as_a_scan(&index, query, &options).unwrap();
+    let mut by_index = request(query, &options);
+    by_index.set_option("backend", Some("index")).unwrap();
+    let response = index.search(&by_index).unwrap();
+    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids[0], "p150", "{ids:?}");
+}
+
+/// Recency divides by the best relevance of every candidate. Here the best record reaches it
+/// only with the phrase, found by the check its level needs for the counts: a best relevance
+/// taken without that check is too low, inflates every text score by 18/15, and would keep
+/// old moderate matches on the page in place of a recent weak one.
+#[test]
+fn recencys_best_relevance_counts_the_phrase_found_for_the_counts() {
+    let old = "2020-01-01T00:00:00Z";
+    let records: Vec<serde_json::Value> = (0..256usize)
+        .map(|i| {
+            let (task, warnings, created) = match i {
+                // Relevance 6 without the phrase, 18 with it: its level depends on it.
+                40 => ("unrelated words here", vec!["alpha beta gamma"], old),
+                // 15 without the phrase (moderate), 27 with it (strong); it is not there.
+                90 => ("gamma beta alpha", vec![], old),
+                // 8.67, old: three of them, enough to fill the page with a text score
+                // inflated.
+                130 | 131 | 160 => ("alpha beta", vec![], old),
+                // 3.67, created at `now`.
+                200 => ("alpha", vec![], "2026-01-01T00:00:00Z"),
+                _ => ("unrelated words here", vec![], old),
+            };
+            serde_json::json!({
+                "id": format!("b{i:03}"),
+                "task": task,
+                "warnings": warnings,
+                "createdAt": created,
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), &records, Layout::One);
+    let options = [("profile", "recency"), ("limit", "3")];
+    let query = "alpha beta gamma";
+    answers_as_a_scan(&index, query, &options).unwrap();
+    let mut by_index = request(query, &options);
+    by_index.set_option("backend", Some("index")).unwrap();
+    let response = index.search(&by_index).unwrap();
+    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["b040", "b090", "b200"]);
+}
+
 /// The index's answer to `query` with `options` equals a plain scan's, which scores every
 /// candidate; or both fail with the same code.
 fn answers_as_a_scan(index: &Index, query: &str, options: &[(&str, &str)]) -> TestCaseResult {

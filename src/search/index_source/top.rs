@@ -140,9 +140,10 @@ impl Reach {
         Reach { floor, by_slot }
     }
 
-    /// Whether a relevance (before what the record adds) can reach the page, pinned or not.
-    fn relevance(&self, relevance: f64, ranker: &Ranker<'_>) -> bool {
-        ranker.upper(relevance, true) + SLACK >= self.floor
+    /// Whether a relevance (before what the record adds) can reach the page, for a record
+    /// pinned or not.
+    fn relevance(&self, relevance: f64, pinned: bool, ranker: &Ranker<'_>) -> bool {
+        ranker.upper(relevance, pinned) + SLACK >= self.floor
     }
 
     /// Whether a record of this slot can reach the page.
@@ -381,11 +382,22 @@ impl<'a> IndexSource<'a> {
             _ => None,
         };
         let is_pinned = |doc: u32| pinned.is_some_and(|p| p.contains(doc));
+        // The chunks of 64 records holding a pinned record, whose bound has the pin's bonus.
+        let mut pinned_chunks = vec![0u64; survey.chunk_best.len().div_ceil(64)];
+        for doc in pinned.into_iter().flatten() {
+            let w = doc as usize / 64;
+            if let Some(word) = pinned_chunks.get_mut(w / 64) {
+                *word |= 1 << (w % 64);
+            }
+        }
         let chunk = |w: usize| {
+            let holds_pinned = pinned_chunks
+                .get(w / 64)
+                .is_none_or(|word| word >> (w % 64) & 1 != 0);
             survey
                 .chunk_best
                 .get(w)
-                .is_none_or(|&best| reach.relevance(best, ranker))
+                .is_none_or(|&best| reach.relevance(best, holds_pinned, ranker))
         };
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
         m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
@@ -482,7 +494,7 @@ impl<'a> IndexSource<'a> {
             // record is kept so that the pipeline finds it too.
             BoundedOrder::Recency { .. } => {
                 if let Some((r_max, best)) =
-                    self.best_relevance(query, &matches, &mut checked, &keys)?
+                    self.best_relevance(query, &matches, &surveys, &mut checked, &keys)?
                 {
                     ranker.r_max = r_max;
                     sets[best.segment as usize].involved.insert(best.doc);
@@ -584,38 +596,61 @@ impl<'a> IndexSource<'a> {
         Ok(out)
     }
 
-    /// The best relevance of every candidate and a record holding it, exactly: the phrase is
-    /// checked for the records it could lift above the best found without it (the checks are
-    /// added to `checked`).
+    /// The best relevance of every candidate and the first record holding it, exactly: the
+    /// phrase is checked for the records it could lift above the best found without it (the
+    /// checks are added to `checked`).
+    ///
+    /// The surveys tell the best relevance known without a check; the phrase checks made for
+    /// the counts may raise it. Only the chunks of 64 records whose best upper bound reaches
+    /// it are then read: they hold its first record and every record the phrase could lift
+    /// above it. Any record of the best relevance would do (it is kept only so that the
+    /// pipeline finds the same best); the first makes the choice independent of threads.
     fn best_relevance(
         &self,
         query: &PreparedQuery,
         matches: &[SegmentMatch<'a>],
+        surveys: &[Survey],
         checked: &mut [Checked],
         keys: &Keys,
     ) -> Result<Option<(f64, DocRef)>> {
-        let mut best: Option<(f64, DocRef)> = None;
-        let mut unknown: Vec<(f64, DocRef)> = Vec::new();
+        let mut best_known = surveys
+            .iter()
+            .map(|s| s.best_known)
+            .fold(f64::NEG_INFINITY, f64::max);
         for (m, checked) in matches.iter().zip(checked.iter()) {
-            m.for_each_candidate(|doc, maybe_phrase| {
+            for &(doc, found) in checked.iter().filter(|c| c.1) {
+                best_known =
+                    best_known.max(keys.relevance[Keys::slot(m.sums[doc as usize], found)]);
+            }
+        }
+        if best_known == f64::NEG_INFINITY {
+            return Ok(None);
+        }
+        let mut holder: Option<DocRef> = None;
+        let mut unknown: Vec<(f64, DocRef)> = Vec::new();
+        for ((m, checked), survey) in matches.iter().zip(checked.iter()).zip(surveys) {
+            let chunk = |w: usize| survey.chunk_best.get(w).is_none_or(|&b| b >= best_known);
+            m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
                 let at = DocRef { segment: m.s, doc };
                 let sums = m.sums[doc as usize];
                 let phrase = m.known_phrase(maybe_phrase).or_else(|| {
                     let i = checked.binary_search_by_key(&doc, |c| c.0).ok()?;
                     Some(checked[i].1)
                 });
-                let lower = keys.relevance[Keys::slot(sums, phrase == Some(true))];
-                if best.is_none_or(|(b, _)| lower > b) {
-                    best = Some((lower, at));
+                if holder.is_none()
+                    && keys.relevance[Keys::slot(sums, phrase == Some(true))] == best_known
+                {
+                    holder = Some(at);
                 }
                 if phrase.is_none() {
                     let upper = keys.relevance[Keys::slot(sums, true)];
-                    if best.is_none_or(|(b, _)| upper > b) {
+                    if upper > best_known {
                         unknown.push((upper, at));
                     }
                 }
             });
         }
+        let mut best = holder.map(|at| (best_known, at));
         let Some(phrase) = query.phrase.as_deref() else {
             return Ok(best);
         };
@@ -794,6 +829,9 @@ pub(super) struct Survey {
     /// Per chunk of 64 records, the best upper bound of its candidates' relevance (with the
     /// phrase where the postings allow it); infinite where it holds an involved record.
     chunk_best: Vec<f64>,
+    /// The best relevance some candidate is known to have without a phrase check: with the
+    /// phrase where the postings say exactly that it occurs, else without it.
+    best_known: f64,
 }
 
 /// One segment's records that [`IndexSource::top_impl`] treats apart from their score.
@@ -848,8 +886,13 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
         }),
     }
     let mut counts = Counts::default();
+    let mut best_known = f64::NEG_INFINITY;
     for (slot, &count) in histogram.iter().enumerate() {
         counts.candidates += count as usize;
+        if count > 0 {
+            let known = keys.relevance[if exact { slot } else { slot & !1 }];
+            best_known = best_known.max(known);
+        }
         // Unless exact, the phrase is known only where it does not change the level.
         if slot % 2 == 0 || exact || !keys.depends(slot) {
             counts.add_many(keys.level(slot), count as usize);
@@ -893,5 +936,6 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
         level_depends,
         best,
         chunk_best,
+        best_known,
     }
 }
