@@ -478,6 +478,60 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The bounded ranking skips whole chunks of 64 records (their best bound cannot reach the
+    /// page, or cannot hold recency's best relevance): matching records spread thinly over
+    /// several chunks, few of them pinned, among records no query word matches.
+    #[test]
+    fn a_bounded_page_over_many_chunks_answers_as_a_scan(
+        records in (130usize..320)
+            .prop_flat_map(|n| (Just(n), prop::collection::btree_set(0..n, 8..40)))
+            .prop_flat_map(|(n, matching)| {
+                (0..n)
+                    .map(|i| {
+                        if matching.contains(&i) {
+                            record(i)
+                                .prop_map(move |mut r| {
+                                    let fields = r.as_object_mut().unwrap();
+                                    if i % 8 != 0 {
+                                        fields.remove("supersedes");
+                                    }
+                                    if i % 4 != 0 {
+                                        fields.remove("pinned");
+                                    }
+                                    r
+                                })
+                                .boxed()
+                        } else {
+                            Just(serde_json::json!({
+                                "id": format!("r{i:02}"),
+                                "title": format!("record {i}"),
+                                "createdAt": "2025-03-01T00:00:00Z",
+                            }))
+                            .boxed()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            }),
+        query in text(4),
+        limit in 1usize..4,
+        profile in prop::sample::select(&["standard", "decay", "recency", "bm25f"][..]),
+        layout in prop::sample::select(&[Layout::One, Layout::Segments(128)][..]),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        let limit_text = limit.to_string();
+        let options = [
+            ("profile", profile),
+            ("limit", limit_text.as_str()),
+            ("now", "2025-08-01T00:00:00Z"),
+        ];
+        answers_as_a_scan(&index, &query, &options)?;
+    }
+}
+
 /// Recency's bound has the pin's bonus only in the chunks of 64 records that hold a pinned
 /// record: a recent pinned record among weak matches still reaches the page above stronger,
 /// older matches, though its chunk's best relevance alone could not.
@@ -549,6 +603,46 @@ fn recencys_best_relevance_counts_the_phrase_found_for_the_counts() {
     let response = index.search(&by_index).unwrap();
     let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["b040", "b090", "b200"]);
+}
+
+/// Recency's best relevance may belong to a record whose level does not depend on the phrase,
+/// so the counts never checked it, and whose postings only allow the phrase (three words):
+/// that record must be checked for the best. Without the check the best is 24, not 36: every
+/// text score is half as large again, the bound prefers old strong matches to recent moderate
+/// ones, and the recent record that belongs on the page is never read.
+#[test]
+fn recencys_best_relevance_checks_a_phrase_the_counts_did_not_need() {
+    let old = "2020-01-01T00:00:00Z";
+    let records: Vec<serde_json::Value> = (0..256usize)
+        .map(|i| {
+            let (title, task, created) = match i {
+                // Strong with or without the phrase: 24 without it, 36 with it.
+                40 => ("alpha beta gamma", "", old),
+                // 24, strong; the phrase is not there. Text score 0.67.
+                90 => ("gamma beta alpha", "", old),
+                // 15 (moderate; the phrase, checked for the counts, is not there), created
+                // at `now`: 15 / 36 + 0.3 = 0.72 puts it second.
+                200 => ("", "gamma alpha beta", "2026-01-01T00:00:00Z"),
+                _ => ("unrelated words here", "", old),
+            };
+            serde_json::json!({
+                "id": format!("c{i:03}"),
+                "title": title,
+                "task": task,
+                "createdAt": created,
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), &records, Layout::One);
+    let options = [("profile", "recency"), ("limit", "2")];
+    let query = "alpha beta gamma";
+    answers_as_a_scan(&index, query, &options).unwrap();
+    let mut by_index = request(query, &options);
+    by_index.set_option("backend", Some("index")).unwrap();
+    let response = index.search(&by_index).unwrap();
+    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["c040", "c200"]);
 }
 
 /// The index's answer to `query` with `options` equals a plain scan's, which scores every
