@@ -15,10 +15,11 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::pairs::{self, PairHeader};
-use crate::format::postings::decode_bitmap;
+use crate::format::postings::{decode_bitmap, TermPostings};
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
+use crate::text::MAX_TOKEN_CHARS;
 
 /// The bytes of a record's encoding decoded for its head beyond those of its content: its
 /// locator, id and title fit in them but for a long title (then the whole record is decoded).
@@ -137,6 +138,9 @@ pub struct Segment {
     pub(crate) pairs: BlobFile,
     /// The pair file's header (read on first use).
     pair_header: OnceLock<std::result::Result<PairHeader, String>>,
+    /// The records holding a term that is not plain ASCII or may have been cut (read on first
+    /// use).
+    irregular: OnceLock<RoaringBitmap>,
 }
 
 fn open_file(
@@ -204,6 +208,7 @@ impl Segment {
             pinned: OnceLock::new(),
             pairs: BlobFile::open(open_file(dir, entry, "pairs", FileKind::Postings)?)?,
             pair_header: OnceLock::new(),
+            irregular: OnceLock::new(),
         })
     }
 
@@ -272,6 +277,33 @@ impl Segment {
             }
         }
         Ok(self.pinned.get_or_init(|| set))
+    }
+
+    /// The records holding a term with a character outside ASCII, or of [`MAX_TOKEN_CHARS`]
+    /// characters (a run the tokenizer may have cut): one pass over the term dictionary on
+    /// first use. Every other record's text, tokenized, gives back each of its ASCII words that
+    /// non-alphanumeric characters surround, so its terms tell that an entity does not occur
+    /// in it (see `plain_words` in search/entities.rs).
+    pub fn irregular(&self) -> Result<&RoaringBitmap> {
+        if let Some(set) = self.irregular.get() {
+            return Ok(set);
+        }
+        let mut terms = Vec::new();
+        self.terms.for_each(|key, t| {
+            let word = key.strip_suffix(&[STOP_MARKER]).unwrap_or(key);
+            if !word.is_ascii() || word.len() >= MAX_TOKEN_CHARS {
+                terms.push(t);
+            }
+        })?;
+        let file = self.postings.file();
+        let mut set = RoaringBitmap::new();
+        for t in terms {
+            let records =
+                TermPostings::parse(self.postings.get(t as usize)?, file)?.records(file)?;
+            self.check_records(&records, file)?;
+            set |= records;
+        }
+        Ok(self.irregular.get_or_init(|| set))
     }
 
     /// Each id some record of this segment supersedes, with the records naming it.

@@ -40,6 +40,8 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
     } else {
         Vec::new()
     };
+    // What the postings decide leaves the upper score exact.
+    step.decide_absent_entities(ranked, &entities)?;
     ranked.sort_unstable_by(|a, b| by_score_then_id(a.upper(), b.upper(), a, b));
     let (chars, penalty) = (
         step.settings.mmr.prefix_chars,
@@ -60,8 +62,7 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
             .par_iter_mut()
             .map(|r| -> Result<String> {
                 if r.undecided.is_some() {
-                    let stored = step.records.get(step.source, r.hit.doc)?;
-                    r.decide(step.entity_occurs(&entities, &stored));
+                    r.decide(step.entity_check(&entities, r.hit.doc)?);
                 }
                 if mmr {
                     step.content_prefix(r.hit.doc, chars)

@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 
 use crate::settings::EntitySettings;
-use crate::text::{contains_cjk, is_cjk_char, is_stop_word};
+use crate::text::{contains_cjk, is_cjk_char, is_stop_word, MAX_TOKEN_CHARS};
 
 /// The shortest CJK substring the lookup sampler tries.
 const MIN_SUBSTRING_CHARS: usize = 2;
@@ -234,6 +234,42 @@ fn lowercase_into(text: &str, out: &mut String) {
     } else {
         out.push_str(&text.to_lowercase());
     }
+}
+
+/// The words of `needle` (lowercased) that every record it occurs in must hold as terms, when
+/// the postings can tell: the maximal runs of ASCII letters and digits of an ASCII needle
+/// without a newline, each at most [`MAX_TOKEN_CHARS`] long; `None` otherwise (or when it has
+/// none).
+///
+/// Where the needle occurs in a part's lowercased text with no alphanumeric character around
+/// it, each such run is bounded by non-alphanumeric characters, and the characters of the
+/// part that gave it lowercase to ASCII one for one. Tokenizing the part (NFC, then lowercase,
+/// then runs) leaves them as they are, and a run of the tokenizer can only reach beyond them
+/// through a non-ASCII character: a combining mark after them or after the character before
+/// them (NFC may compose it into a letter), or U+0307 from lowercasing `İ`. So a record whose
+/// terms are all ASCII and shorter than [`MAX_TOKEN_CHARS`] (no run was cut) holds every run
+/// of the needle as a term (see `Segment::irregular`). Not with stemming, where a term is a
+/// stem.
+///
+/// ```
+/// use reliora::internals::search::entities::plain_words;
+///
+/// assert_eq!(plain_words("tokio"), Some(vec!["tokio"]));
+/// assert_eq!(plain_words("rust-analyzer"), Some(vec!["rust", "analyzer"]));
+/// assert_eq!(plain_words("c++"), Some(vec!["c"]));
+/// assert_eq!(plain_words("müller"), None);
+/// assert_eq!(plain_words("++"), None);
+/// ```
+pub fn plain_words(needle: &str) -> Option<Vec<&str>> {
+    if !needle.is_ascii() || needle.contains('\n') {
+        return None;
+    }
+    let words: Vec<&str> = needle
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let plain = !words.is_empty() && words.iter().all(|word| word.len() < MAX_TOKEN_CHARS);
+    plain.then_some(words)
 }
 
 /// Whether one of `record_entities` is `needle` (lowercased) case-insensitively.

@@ -52,24 +52,30 @@ pub fn head_bytes(chars: usize) -> usize {
     chars.saturating_mul(4).saturating_add(128)
 }
 
-/// [`content_prefix`] of these words, and whether it stopped before the last of them.
+/// [`content_prefix`] of these words, and whether it holds `chars` characters before the
+/// cut: more words would not change it.
 fn prefix_of_words<'w>(words: impl Iterator<Item = &'w str>, chars: usize) -> (String, bool) {
     let mut out = String::new();
+    let mut count = 0; // the characters of `out`
     let mut enough = false;
     for (i, word) in words.enumerate() {
         if i > 0 {
             out.push(' ');
+            count += 1;
         }
         if word.is_ascii() {
             // What `to_lowercase` gives an ASCII word, without a string of its own.
             let start = out.len();
             out.push_str(word);
             out[start..].make_ascii_lowercase();
+            count += word.len();
         } else {
-            out.push_str(&word.to_lowercase());
+            let lower = word.to_lowercase();
+            count += lower.chars().count();
+            out.push_str(&lower);
         }
-        if out.len() >= chars * 4 {
-            enough = true; // enough characters whatever their width
+        if count >= chars {
+            enough = true;
             break;
         }
     }

@@ -162,6 +162,12 @@ pub(crate) trait Source: Sync {
     fn exact_postings(&self, query: &PreparedQuery, docs: &[DocRef]) -> Result<Vec<ExactPostings>>;
     /// Whether some live record names this entity (given lowercased) in its `entities`.
     fn entity_known(&self, name: &str) -> Result<bool>;
+    /// For each record of `docs`, whether what the source knows without reading it proves that
+    /// none of `entities` occurs in it (SPEC §5.4); `false` where it cannot tell.
+    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
+        let _ = entities;
+        Ok(vec![false; docs.len()])
+    }
 }
 
 /// The orders [`Source::top`] can rank by without scoring every candidate.

@@ -242,20 +242,51 @@ impl Step<'_> {
         )
     }
 
-    /// Makes the entity check of every undecided candidate, reading its record.
+    /// Makes the entity check of every undecided candidate.
     pub fn decide_entities(&self, ranked: &mut [Ranked<'_>], entities: &[String]) -> Result<()> {
+        self.decide_absent_entities(ranked, entities)?;
         ranked
             .par_iter_mut()
             .filter(|r| r.undecided.is_some())
             .try_for_each(|r| -> Result<()> {
-                let stored = self.records.get(self.source, r.hit.doc)?;
-                r.decide(self.entity_occurs(entities, &stored));
+                r.decide(self.entity_check(entities, r.hit.doc)?);
                 Ok(())
             })
     }
 
+    /// Makes the entity check of the undecided candidates that the source can make without
+    /// reading their records (SPEC §5.4: none of `entities` occurs in them), and of every one
+    /// when the query has no entity.
+    pub fn decide_absent_entities(
+        &self,
+        ranked: &mut [Ranked<'_>],
+        entities: &[String],
+    ) -> Result<()> {
+        let undecided: Vec<usize> = (0..ranked.len())
+            .filter(|&i| ranked[i].undecided.is_some())
+            .collect();
+        let docs: Vec<DocRef> = undecided.iter().map(|&i| ranked[i].hit.doc).collect();
+        let absent = if entities.iter().all(String::is_empty) {
+            vec![true; docs.len()]
+        } else {
+            self.source.entities_absent(&docs, entities)?
+        };
+        for (i, absent) in undecided.into_iter().zip(absent) {
+            if absent {
+                ranked[i].decide(false);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether one of `entities` occurs in the record at `doc` (SPEC §5.4), read.
+    pub fn entity_check(&self, entities: &[String], doc: DocRef) -> Result<bool> {
+        let stored = self.records.get(self.source, doc)?;
+        Ok(self.entity_occurs(entities, &stored))
+    }
+
     /// Whether one of `entities` occurs in `stored` (SPEC §5.4).
-    pub fn entity_occurs(&self, entities: &[String], stored: &StoredRecord) -> bool {
+    fn entity_occurs(&self, entities: &[String], stored: &StoredRecord) -> bool {
         any_occurs_in(entities, &stored.record.entities, || {
             stored.record.content_parts()
         })

@@ -186,7 +186,7 @@ fn decay_records() -> impl Strategy<Value = Vec<serde_json::Value>> {
 }
 
 /// How a build lays its records out.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Layout {
     /// One segment, written at once.
     One,
@@ -643,6 +643,77 @@ fn recencys_best_relevance_checks_a_phrase_the_counts_did_not_need() {
     let response = index.search(&by_index).unwrap();
     let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["c040", "c200"]);
+}
+
+/// Decay's entity check is made from the postings where they can tell (a plain ASCII entity,
+/// a record without non-ASCII or cut terms, no record of the segment naming it) and from the
+/// record's text elsewhere: both agree with a scan, which reads every record. The records are
+/// the cases where the tokenizer's terms and the check's text part: a combining mark after
+/// the entity or before it, a run cut at 64 characters, a stop word, the Kelvin sign, a
+/// dotted capital I, punctuation inside the entity, and a record naming it.
+#[test]
+fn decays_entity_check_from_the_postings_answers_as_a_scan() {
+    let texts: [(&str, String); 13] = [
+        ("e01", "Tokio\u{301} pool".into()),
+        ("e02", "e\u{301}tokio pool".into()),
+        ("e03", format!("{}e\u{301}tokio pool", "a".repeat(64))),
+        ("e04", "tokio-based pool".into()),
+        ("e05", "tokios pool".into()),
+        ("e07", "pool of the sea".into()),
+        ("e08", "\u{212A}ube pool".into()),
+        ("e09", "TOK\u{130} pool".into()),
+        ("e10", "c++ pool".into()),
+        ("e11", "rust analyzer pool".into()),
+        ("e12", "rust-analyzer pool".into()),
+        ("e13", "pool".into()),
+        ("e14", "Caf\u{e9} TOKIO pool".into()),
+    ];
+    let record = |id: &str, task: &str| serde_json::json!({ "id": id, "task": task });
+    let plain: Vec<serde_json::Value> = texts.iter().map(|(id, t)| record(id, t)).collect();
+    let mut naming = plain.clone();
+    naming.push(serde_json::json!({ "id": "e06", "task": "pool", "entities": ["Tokio"] }));
+    let with_entity = |index: &Index, entity: &str| -> Vec<String> {
+        let options = [("profile", "decay"), ("entity", entity), ("limit", "50")];
+        answers_as_a_scan(index, "pool", &options).unwrap();
+        let response = index.search(&request("pool", &options)).unwrap();
+        let mut ids: Vec<String> = response
+            .results
+            .iter()
+            .filter(|r| {
+                r.score_breakdown.to_map()["adjustments"]
+                    .to_string()
+                    .contains("entity")
+            })
+            .map(|r| r.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    for (records, layout) in [(&plain, Layout::One), (&naming, Layout::Segments(1))] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), records, layout);
+        for entity in [
+            "tokio",
+            "the",
+            "kube",
+            "toki",
+            "c++",
+            "rust-analyzer",
+            "Café",
+        ] {
+            with_entity(&index, entity);
+        }
+        let mut expected = vec!["e01", "e02", "e03", "e04", "e14"];
+        if layout != Layout::One {
+            expected.push("e06");
+            expected.sort();
+        }
+        assert_eq!(with_entity(&index, "tokio"), expected);
+        assert_eq!(with_entity(&index, "the"), ["e07"]);
+        assert_eq!(with_entity(&index, "kube"), ["e08"]);
+        assert_eq!(with_entity(&index, "c++"), ["e10"]);
+        assert_eq!(with_entity(&index, "rust-analyzer"), ["e12"]);
+    }
 }
 
 /// The index's answer to `query` with `options` equals a plain scan's, which scores every

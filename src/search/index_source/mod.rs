@@ -158,6 +158,10 @@ impl Source for IndexSource<'_> {
     fn entity_known(&self, name: &str) -> Result<bool> {
         index_statistics::entity_known(self.index, name)
     }
+
+    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
+        terms::entities_absent(self.index, docs, entities)
+    }
 }
 
 impl<'a> IndexSource<'a> {

@@ -13,6 +13,7 @@ use crate::schema::{FieldGroup, GROUP_COUNT};
 use crate::search::filters::Filters;
 use crate::search::query::MIN_PREFIX_CHARS;
 use crate::search::scratch;
+use crate::search::{entities, DocRef};
 use crate::text::{self, Analyzer, Token};
 
 const ALL_GROUPS: u16 = (1 << GROUP_COUNT) - 1;
@@ -55,6 +56,86 @@ pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Re
         }
     }
     Ok(terms)
+}
+
+/// For each record of `docs`, whether the postings of its segment prove that none of
+/// `entities` occurs in it (SPEC §5.4): no record of the segment names any of them, the record
+/// is not [`irregular`](Segment::irregular), and for each entity it lacks one of its
+/// [`plain_words`](entities::plain_words) as a term. All `false` when some entity has no plain
+/// words, and with stemming.
+pub(super) fn entities_absent(
+    index: &Index,
+    docs: &[DocRef],
+    entities: &[String],
+) -> Result<Vec<bool>> {
+    let mut absent = vec![false; docs.len()];
+    let needles: Vec<String> = entities
+        .iter()
+        .map(|e| e.to_lowercase())
+        .filter(|needle| !needle.is_empty())
+        .collect();
+    let Some(words) = needles
+        .iter()
+        .map(|needle| entities::plain_words(needle))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(absent);
+    };
+    if index.manifest().stem {
+        return Ok(absent);
+    }
+    // Per segment, when read: per entity, the records holding every one of its words; `None`
+    // when a record of the segment names one of the entities.
+    let mut holders: Vec<Option<Option<Vec<RoaringBitmap>>>> = vec![None; index.segments().len()];
+    for (doc, absent) in docs.iter().zip(absent.iter_mut()) {
+        let segment = &index.segments()[doc.segment as usize];
+        let holders = match &mut holders[doc.segment as usize] {
+            Some(holders) => holders,
+            slot => slot.insert(entity_holders(segment, &needles, &words)?),
+        };
+        if let Some(holders) = holders {
+            *absent = !segment.irregular()?.contains(doc.doc)
+                && holders.iter().all(|h| !h.contains(doc.doc));
+        }
+    }
+    Ok(absent)
+}
+
+/// Per entity, the records of `segment` holding each of its `words` as a term; `None` when a
+/// record of the segment names one of the entities (`needles`, lowercased).
+fn entity_holders(
+    segment: &Segment,
+    needles: &[String],
+    words: &[Vec<&str>],
+) -> Result<Option<Vec<RoaringBitmap>>> {
+    for needle in needles {
+        if segment.entities.get(needle.as_bytes())?.is_some() {
+            return Ok(None);
+        }
+    }
+    let file = segment.postings.file();
+    let mut holders = Vec::with_capacity(words.len());
+    for words in words {
+        let mut all: Option<RoaringBitmap> = None;
+        for word in words {
+            let mut records = RoaringBitmap::new();
+            let stop_key = [word.as_bytes(), &[STOP_MARKER]].concat();
+            for key in [word.as_bytes(), stop_key.as_slice()] {
+                if let Some(t) = segment.terms.get(key)? {
+                    let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
+                    let docs = postings.records(file)?;
+                    segment.check_records(&docs, file)?;
+                    records |= docs;
+                }
+            }
+            all = Some(match all {
+                Some(all) => all & records,
+                None => records,
+            });
+        }
+        holders.push(all.unwrap_or_default());
+    }
+    Ok(Some(holders))
 }
 
 /// The records a query token matches in some group of `groups_mask`.

@@ -97,4 +97,8 @@ impl Source for ShardView<'_> {
     fn entity_known(&self, name: &str) -> Result<bool> {
         Ok(self.statistics.knows_entity(name))
     }
+
+    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
+        self.inner.entities_absent(docs, entities)
+    }
 }
