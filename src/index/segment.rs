@@ -1,6 +1,7 @@
 //! One immutable segment opened for reading: its dictionaries, postings, store and columns.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use roaring::RoaringBitmap;
@@ -138,9 +139,11 @@ pub struct Segment {
     pub(crate) pairs: BlobFile,
     /// The pair file's header (read on first use).
     pair_header: OnceLock<std::result::Result<PairHeader, String>>,
-    /// The records holding a term that is not plain ASCII or may have been cut (read on first
-    /// use).
-    irregular: OnceLock<RoaringBitmap>,
+    /// The records holding a term that is not plain ASCII or may have been cut, as a bit per
+    /// record (read when asked a second time).
+    irregular: OnceLock<Vec<u64>>,
+    /// How many times `irregular` was asked for before it was read.
+    irregular_asked: AtomicU32,
 }
 
 fn open_file(
@@ -209,6 +212,7 @@ impl Segment {
             pairs: BlobFile::open(open_file(dir, entry, "pairs", FileKind::Postings)?)?,
             pair_header: OnceLock::new(),
             irregular: OnceLock::new(),
+            irregular_asked: AtomicU32::new(0),
         })
     }
 
@@ -280,13 +284,20 @@ impl Segment {
     }
 
     /// The records holding a term with a character outside ASCII, or of [`MAX_TOKEN_CHARS`]
-    /// characters (a run the tokenizer may have cut): one pass over the term dictionary on
-    /// first use. Every other record's text, tokenized, gives back each of its ASCII words that
-    /// non-alphanumeric characters surround, so its terms tell that an entity does not occur
-    /// in it (see `plain_words` in search/entities.rs).
-    pub fn irregular(&self) -> Result<&RoaringBitmap> {
-        if let Some(set) = self.irregular.get() {
-            return Ok(set);
+    /// characters (a run the tokenizer may have cut), as a bit per record. Every other
+    /// record's text, tokenized, gives back each of its ASCII words that non-alphanumeric
+    /// characters surround, so its terms tell that an entity does not occur in it (see
+    /// `plain_words` in search/entities.rs).
+    ///
+    /// Reading them is a pass over the whole term dictionary, which costs more than the
+    /// records one search would otherwise decode: `None` the first time, so that a process
+    /// answering one search never pays for it; read the next time and kept.
+    pub fn irregular(&self) -> Result<Option<&[u64]>> {
+        if let Some(bits) = self.irregular.get() {
+            return Ok(Some(bits));
+        }
+        if self.irregular_asked.fetch_add(1, Ordering::Relaxed) == 0 {
+            return Ok(None);
         }
         let mut terms = Vec::new();
         self.terms.for_each(|key, t| {
@@ -296,14 +307,15 @@ impl Segment {
             }
         })?;
         let file = self.postings.file();
-        let mut set = RoaringBitmap::new();
+        let mut bits = vec![0u64; (self.len() as usize).div_ceil(64)];
         for t in terms {
-            let records =
-                TermPostings::parse(self.postings.get(t as usize)?, file)?.records(file)?;
-            self.check_records(&records, file)?;
-            set |= records;
+            TermPostings::parse(self.postings.get(t as usize)?, file)?.for_each(
+                self.len(),
+                file,
+                |doc, _| bits[doc as usize / 64] |= 1 << (doc % 64),
+            )?;
         }
-        Ok(self.irregular.get_or_init(|| set))
+        Ok(Some(self.irregular.get_or_init(|| bits)))
     }
 
     /// Each id some record of this segment supersedes, with the records naming it.

@@ -243,6 +243,46 @@ mod tests {
         Index::open(&path).unwrap()
     }
 
+    /// A segment's irregular records are read the second time they are asked for, and hold
+    /// the records with a non-ASCII term or a term of 64 characters (stop words included);
+    /// until then the postings decide no entity check.
+    #[test]
+    fn irregular_records_are_read_when_asked_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "b".repeat(70);
+        let lines: Vec<String> = [
+            "plain words only".to_string(),
+            "caf\u{e9} au lait".to_string(),
+            format!("a {long} word"),
+            "THE \u{130} dotted".to_string(),
+            "the plain tokio".to_string(),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, task)| format!(r#"{{"id":"r{i}","task":"{task}"}}"#))
+        .collect();
+        let index = built(dir.path(), &lines, None);
+        let source = IndexSource::new(&index);
+        let docs: Vec<DocRef> = (0..5).map(|doc| DocRef { segment: 0, doc }).collect();
+        let entities = ["Kafka".to_string()];
+        let segment = &index.segments()[0];
+        assert_eq!(
+            source.entities_absent(&docs, &entities).unwrap(),
+            [false; 5]
+        );
+        let irregular = segment.irregular().unwrap().unwrap();
+        assert_eq!(irregular, [0b01110]);
+        assert_eq!(
+            source.entities_absent(&docs, &entities).unwrap(),
+            [true, false, false, false, true]
+        );
+        let tokio = ["tokio".to_string()];
+        assert_eq!(
+            source.entities_absent(&docs, &tokio).unwrap(),
+            [true, false, false, false, false]
+        );
+    }
+
     /// Records decoded for phrase checks are kept within the byte budget: large records past
     /// it are decoded again, and every answer is the stored record.
     #[test]

@@ -5,6 +5,7 @@
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
+use crate::format::bitpack::bit_set;
 use crate::format::postings::TermPostings;
 use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::segment::Segment;
@@ -62,7 +63,7 @@ pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Re
 /// `entities` occurs in it (SPEC §5.4): no record of the segment names any of them, the record
 /// is not [`irregular`](Segment::irregular), and for each entity it lacks one of its
 /// [`plain_words`](entities::plain_words) as a term. All `false` when some entity has no plain
-/// words, and with stemming.
+/// words, with stemming, and in a segment whose irregular records are not read yet.
 pub(super) fn entities_absent(
     index: &Index,
     docs: &[DocRef],
@@ -84,21 +85,39 @@ pub(super) fn entities_absent(
     if index.manifest().stem {
         return Ok(absent);
     }
-    // Per segment, when read: per entity, the records holding every one of its words; `None`
-    // when a record of the segment names one of the entities.
-    let mut holders: Vec<Option<Option<Vec<RoaringBitmap>>>> = vec![None; index.segments().len()];
+    // Per segment, when read: what its postings tell; `None` when they cannot tell.
+    let mut known: Vec<Option<Option<Told<'_>>>> = vec![None; index.segments().len()];
     for (doc, absent) in docs.iter().zip(absent.iter_mut()) {
         let segment = &index.segments()[doc.segment as usize];
-        let holders = match &mut holders[doc.segment as usize] {
-            Some(holders) => holders,
-            slot => slot.insert(entity_holders(segment, &needles, &words)?),
+        let told = match &mut known[doc.segment as usize] {
+            Some(told) => told,
+            slot => slot.insert(match segment.irregular()? {
+                Some(irregular) => entity_holders(segment, &needles, &words)?
+                    .map(|holders| Told { irregular, holders }),
+                None => None,
+            }),
         };
-        if let Some(holders) = holders {
-            *absent = !segment.irregular()?.contains(doc.doc)
-                && holders.iter().all(|h| !h.contains(doc.doc));
+        if let Some(told) = told {
+            *absent = told.absent(doc.doc);
         }
     }
     Ok(absent)
+}
+
+/// What a segment's postings tell of the entities in its records.
+#[derive(Clone)]
+struct Told<'s> {
+    /// The [irregular](Segment::irregular) records, a bit each.
+    irregular: &'s [u64],
+    /// Per entity, the records holding every one of its words.
+    holders: Vec<RoaringBitmap>,
+}
+
+impl Told<'_> {
+    /// Whether no entity occurs in record `doc`.
+    fn absent(&self, doc: u32) -> bool {
+        !bit_set(self.irregular, doc) && self.holders.iter().all(|h| !h.contains(doc))
+    }
 }
 
 /// Per entity, the records of `segment` holding each of its `words` as a term; `None` when a
