@@ -177,7 +177,11 @@ pub fn build_small_index_keeping(dir: &Path, keep: impl Fn(usize) -> bool) {
 /// The searches every damage case runs: the index paths (terms, prefixes, phrases, facets,
 /// columns, ids, the store and the log overlay) each get used by at least one of them.
 pub fn sample_requests() -> Vec<SearchRequest> {
-    let specs: [(&str, &[(&str, &str)]); 7] = [
+    // The `decay` search with entities comes twice: the second time, each segment reads which
+    // records its postings cannot decide an entity check for (a pass over its terms).
+    let specs: [(&str, &[(&str, &str)]); 9] = [
+        ("Kafka runtime panic in Tokio", &[("profile", "decay")]),
+        ("Kafka runtime panic in Tokio", &[("profile", "decay")]),
         ("tokio runtime panic", &[]),
         ("connection pool timeout", &[("tag", "postgres")]),
         ("", &[("type", "semantic")]),
