@@ -552,15 +552,7 @@ fn a_pinned_weak_match_reaches_recencys_page_from_its_own_chunk() {
             record
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let index = build(dir.path(), &records, Layout::One);
-    let options = [("profile", "recency"), ("limit", "3")];
-    let query = "kestrel harbor lantern";
-    answers_as_a_scan(&index, query, &options).unwrap();
-    let mut by_index = request(query, &options);
-    by_index.set_option("backend", Some("index")).unwrap();
-    let response = index.search(&by_index).unwrap();
-    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    let ids = recency_page(&records, "kestrel harbor lantern", 3);
     assert_eq!(ids[0], "p150", "{ids:?}");
 }
 
@@ -593,15 +585,7 @@ fn recencys_best_relevance_counts_the_phrase_found_for_the_counts() {
             })
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let index = build(dir.path(), &records, Layout::One);
-    let options = [("profile", "recency"), ("limit", "3")];
-    let query = "alpha beta gamma";
-    answers_as_a_scan(&index, query, &options).unwrap();
-    let mut by_index = request(query, &options);
-    by_index.set_option("backend", Some("index")).unwrap();
-    let response = index.search(&by_index).unwrap();
-    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    let ids = recency_page(&records, "alpha beta gamma", 3);
     assert_eq!(ids, ["b040", "b090", "b200"]);
 }
 
@@ -633,16 +617,22 @@ fn recencys_best_relevance_checks_a_phrase_the_counts_did_not_need() {
             })
         })
         .collect();
+    let ids = recency_page(&records, "alpha beta gamma", 2);
+    assert_eq!(ids, ["c040", "c200"]);
+}
+
+/// The ids of `recency`'s first `limit` places for `query` over `records` (one segment), by
+/// the index, which answers as a scan.
+fn recency_page(records: &[serde_json::Value], query: &str, limit: usize) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let index = build(dir.path(), &records, Layout::One);
-    let options = [("profile", "recency"), ("limit", "2")];
-    let query = "alpha beta gamma";
+    let index = build(dir.path(), records, Layout::One);
+    let limit = limit.to_string();
+    let options = [("profile", "recency"), ("limit", limit.as_str())];
     answers_as_a_scan(&index, query, &options).unwrap();
     let mut by_index = request(query, &options);
     by_index.set_option("backend", Some("index")).unwrap();
     let response = index.search(&by_index).unwrap();
-    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
-    assert_eq!(ids, ["c040", "c200"]);
+    response.results.into_iter().map(|r| r.id).collect()
 }
 
 /// Decay's entity check is made from the postings where they can tell (a plain ASCII entity,

@@ -26,19 +26,7 @@ const ALL_GROUPS: u16 = (1 << GROUP_COUNT) - 1;
 pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Result<Vec<u64>> {
     let english = analyzer == Analyzer::English;
     let mut terms = Vec::new();
-    let lookup = |key: &[u8], terms: &mut Vec<u64>| -> Result<()> {
-        if let Some(t) = segment.terms.get(key)? {
-            terms.push(t);
-        }
-        if !english {
-            let mut stop_key = key.to_vec();
-            stop_key.push(STOP_MARKER);
-            if let Some(t) = segment.terms.get(&stop_key)? {
-                terms.push(t);
-            }
-        }
-        Ok(())
-    };
+    let lookup = |key: &[u8], terms: &mut Vec<u64>| exact_terms(segment, key, !english, terms);
     let chars = token.text.chars().count();
     if token.cjk || chars < MIN_PREFIX_CHARS {
         lookup(token.text.as_bytes(), &mut terms)?;
@@ -57,6 +45,20 @@ pub(crate) fn expand(segment: &Segment, token: &Token, analyzer: Analyzer) -> Re
         }
     }
     Ok(terms)
+}
+
+/// Appends the term number of `key` in `segment`, and with `stop` that of the stop word
+/// `key` (its key with [`STOP_MARKER`]), where the dictionary holds them.
+fn exact_terms(segment: &Segment, key: &[u8], stop: bool, terms: &mut Vec<u64>) -> Result<()> {
+    if let Some(t) = segment.terms.get(key)? {
+        terms.push(t);
+    }
+    if stop {
+        if let Some(t) = segment.terms.get(&[key, &[STOP_MARKER]].concat())? {
+            terms.push(t);
+        }
+    }
+    Ok(())
 }
 
 /// For each record of `docs`, whether the postings of its segment prove that none of
@@ -137,15 +139,14 @@ fn entity_holders(
     for words in words {
         let mut all: Option<RoaringBitmap> = None;
         for word in words {
+            let mut terms = Vec::new();
+            exact_terms(segment, word.as_bytes(), true, &mut terms)?;
             let mut records = RoaringBitmap::new();
-            let stop_key = [word.as_bytes(), &[STOP_MARKER]].concat();
-            for key in [word.as_bytes(), stop_key.as_slice()] {
-                if let Some(t) = segment.terms.get(key)? {
-                    let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
-                    let docs = postings.records(file)?;
-                    segment.check_records(&docs, file)?;
-                    records |= docs;
-                }
+            for t in terms {
+                let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
+                let docs = postings.records(file)?;
+                segment.check_records(&docs, file)?;
+                records |= docs;
             }
             all = Some(match all {
                 Some(all) => all & records,
