@@ -179,30 +179,91 @@ impl<'a> IndexSource<'a> {
             floor = floor.max(tighter);
         }
 
-        let mut candidates: Vec<Candidate> = Vec::new();
-        for (s, (reach, sets)) in reach.iter_mut().zip(&sets).enumerate() {
-            let m = &matches[s];
-            reach.retain(|(e, feedback)| {
-                sets.involved.contains(e.doc)
-                    || e.score + feedback + pairs_most(&pairs, e.tokens) + SLACK >= floor
-            });
-            let exact: Vec<&Exact> = reach.iter().map(|(e, _)| *e).collect();
-            let bonuses = self.pair_bonuses(m, &exact, query, &pairs)?;
-            for (&(e, feedback), bonus) in reach.iter().zip(bonuses) {
-                let score = e.score + bonus + feedback;
-                let phrase = m.known_phrase(m.maybe_phrase(e.doc)).or_else(|| {
-                    let list = &checked[s];
-                    let i = list.binary_search_by_key(&e.doc, |c| c.0).ok()?;
-                    Some(list[i].1)
-                });
-                candidates.push(Candidate {
-                    segment: m.s,
-                    doc: e.doc,
-                    phrase,
+        // The pairs are checked best bound first, a round at a time: each round's scores lift
+        // the floor, and a record whose bound then stays below it is never checked.
+        let pairs_of = &pairs;
+        let mut reaching: Vec<Reaching<'_>> = reach
+            .iter()
+            .zip(&sets)
+            .enumerate()
+            .flat_map(|(s, (reach, sets))| {
+                reach.iter().map(move |&(e, feedback)| Reaching {
+                    s,
+                    e,
+                    feedback,
+                    most: e.score + feedback + pairs_most(pairs_of, e.tokens),
                     involved: sets.involved.contains(e.doc),
-                    scores: [score; 2],
-                });
+                })
+            })
+            .filter(|r| r.involved || r.most + SLACK >= floor)
+            .collect();
+        reaching.sort_by(|a, b| {
+            (b.involved.cmp(&a.involved))
+                .then(b.most.total_cmp(&a.most))
+                .then((a.s, a.e.doc).cmp(&(b.s, b.e.doc)))
+        });
+        let mut scores: Vec<f64> = Vec::with_capacity(reaching.len());
+        let mut round = wanted;
+        loop {
+            let from = scores.len();
+            let to = from
+                + reaching[from..]
+                    .iter()
+                    .take(round)
+                    .take_while(|r| r.involved || r.most + SLACK >= floor)
+                    .count();
+            if to == from {
+                break;
             }
+            scores.extend(reaching[from..to].iter().map(|r| r.e.score + r.feedback));
+            for (s, m) in matches.iter().enumerate() {
+                let places: Vec<usize> = (from..to).filter(|&i| reaching[i].s == s).collect();
+                if places.is_empty() {
+                    continue;
+                }
+                let exact: Vec<&Exact> = places.iter().map(|&i| reaching[i].e).collect();
+                let bonuses = self.pair_bonuses(m, &exact, query, &pairs)?;
+                for (i, bonus) in places.into_iter().zip(bonuses) {
+                    // In the pipeline's order: the sum, the pairs, then feedback.
+                    scores[i] = reaching[i].e.score + bonus + reaching[i].feedback;
+                }
+            }
+            let mut lower: Vec<f64> = reaching[..to]
+                .iter()
+                .zip(&scores)
+                .filter(|(r, _)| !r.involved)
+                .map(|(_, &score)| score)
+                .chain(
+                    reaching[to..]
+                        .iter()
+                        .filter(|r| !r.involved)
+                        .map(|r| r.e.score + r.feedback + pairs_least),
+                )
+                .collect();
+            if let Some(tighter) = nth_best(&mut lower, wanted) {
+                floor = floor.max(tighter);
+            }
+            round *= 2;
+        }
+        reaching.truncate(scores.len());
+        let mut scored: Vec<(&Reaching, f64)> = reaching.iter().zip(scores).collect();
+        scored.sort_by_key(|(r, _)| (r.s, r.e.doc));
+
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(scored.len());
+        for (r, score) in scored {
+            let (m, e) = (&matches[r.s], r.e);
+            let phrase = m.known_phrase(m.maybe_phrase(e.doc)).or_else(|| {
+                let list = &checked[r.s];
+                let i = list.binary_search_by_key(&e.doc, |c| c.0).ok()?;
+                Some(list[i].1)
+            });
+            candidates.push(Candidate {
+                segment: m.s,
+                doc: e.doc,
+                phrase,
+                involved: r.involved,
+                scores: [score; 2],
+            });
         }
         let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
         // The page's match levels need their phrases.
@@ -292,6 +353,16 @@ fn feedback_term(index: &Index, m: &SegmentMatch<'_>, doc: u32) -> Result<f64> {
         feedback.merge(more);
     }
     Ok(standard::feedback_score(&feedback))
+}
+
+/// A record that can reach the page with its pairs at their most: its segment, BM25F sum,
+/// feedback term and bound.
+struct Reaching<'e> {
+    s: usize,
+    e: &'e Exact,
+    feedback: f64,
+    most: f64,
+    involved: bool,
 }
 
 /// What turns a token's term frequencies in a record into its BM25F part.
@@ -640,7 +711,7 @@ impl<'t> ChunkScores<'t> {
     /// their pairs and the feedback term at their most stay below it. A record that none of the
     /// other tokens reach is not read (MaxScore).
     fn trailing(&self, by_most: &[usize], idfs: &[f64]) -> u32 {
-        let Some(floor) = self.floor.filter(|_| std::env::var_os("NOMS").is_none()) else {
+        let Some(floor) = self.floor else {
             return 0;
         };
         let (mut trailing, mut most) = (0u32, FEEDBACK_MAX);

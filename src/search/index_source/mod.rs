@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::format::bitpack::bit_set;
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::search::decoded::Decoded;
@@ -22,7 +21,7 @@ use crate::search::query::PreparedQuery;
 use crate::search::{index_statistics, matching, DocRef, Hit, Matched, Source, TopOrder};
 
 use accumulate::SegmentMatch;
-use terms::phrase_records;
+use terms::phrase_among;
 
 /// Searches the segments of an opened index; one per search.
 pub(crate) struct IndexSource<'a> {
@@ -116,27 +115,23 @@ impl Source for IndexSource<'_> {
     }
 
     /// Where both words of the pair are frequent in a segment, its pair postings answer for
-    /// every record of it; elsewhere the stored text does.
+    /// every record of it; elsewhere the stored text does, for the records holding both words
+    /// in one group.
     fn pair_occurs(&self, phrase: &str, docs: &[DocRef]) -> Result<Vec<bool>> {
-        let mut exact: Vec<Option<Option<Vec<u64>>>> = vec![None; self.index.segments().len()];
-        docs.iter()
-            .map(|&doc| {
-                let s = doc.segment as usize;
-                let bits = match &mut exact[s] {
-                    Some(bits) => bits,
-                    slot => slot.insert(
-                        match phrase_records(&self.index.segments()[s], phrase, self.index)? {
-                            Some((bits, true)) => Some(bits),
-                            _ => None,
-                        },
-                    ),
-                };
-                match bits {
-                    Some(bits) => Ok(bit_set(bits, doc.doc)),
-                    None => self.verify_phrase(doc, phrase),
-                }
-            })
-            .collect()
+        let mut occurs = vec![false; docs.len()];
+        let mut segments: Vec<u32> = docs.iter().map(|d| d.segment).collect();
+        segments.sort_unstable();
+        segments.dedup();
+        for s in segments {
+            let places: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].segment == s).collect();
+            let of_segment: Vec<u32> = places.iter().map(|&i| docs[i].doc).collect();
+            let segment = &self.index.segments()[s as usize];
+            let (possible, exact) = phrase_among(segment, phrase, self.index, &of_segment)?;
+            for (&i, possible) in places.iter().zip(possible) {
+                occurs[i] = possible && (exact || self.verify_phrase(docs[i], phrase)?);
+            }
+        }
+        Ok(occurs)
     }
 
     fn values(&self, doc: DocRef) -> Result<crate::search::RecordValues<'_>> {

@@ -269,16 +269,70 @@ pub(super) fn phrase_records(
     Ok(bits.map(|bits| (bits, false)))
 }
 
-/// Records that contain, in one group, every term of every word of the query, as a bit per
-/// record: a superset of the records where the phrase occurs, which are then verified on the
-/// stored text. `None` when the words give no constraint.
-fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Option<Vec<u64>>> {
+/// Per record of `docs` (of one segment), whether the postings let the phrase of `query` occur
+/// there, and whether that answer is exact (a two-word phrase whose pair the segment indexes);
+/// where it is not, a record it lets through is to be verified on the stored text. The records
+/// are looked up, not the postings walked: a phrase check asks about a few records.
+pub(super) fn phrase_among(
+    segment: &Segment,
+    query: &str,
+    index: &Index,
+    docs: &[u32],
+) -> Result<(Vec<bool>, bool)> {
+    let words = text::words(query);
+    let not_cjk = words
+        .iter()
+        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
+    let mut possible = vec![true; docs.len()];
+    let mut every_pair = words.len() >= 2 && not_cjk;
+    if not_cjk {
+        for pair in words.windows(2) {
+            match segment.pair_records(&pair[0], &pair[1])? {
+                Some(bits) => {
+                    for (possible, &doc) in possible.iter_mut().zip(docs) {
+                        *possible &= bit_set(&bits, doc);
+                    }
+                }
+                None => every_pair = false,
+            }
+        }
+    }
+    if every_pair {
+        return Ok((possible, words.len() == 2));
+    }
+    // Every key of the words in one group.
+    let file = segment.postings.file();
+    let mut postings = Vec::new();
+    for key in &phrase_keys(query, index) {
+        match segment.terms.get(key)? {
+            Some(term) => postings.push(TermPostings::parse(
+                segment.postings.get(term as usize)?,
+                file,
+            )?),
+            None => return Ok((vec![false; docs.len()], false)),
+        }
+    }
+    for (possible, &doc) in possible.iter_mut().zip(docs) {
+        let mut groups = ALL_GROUPS;
+        for postings in &postings {
+            if !*possible || groups == 0 {
+                break;
+            }
+            groups &= postings.mask_of(doc, file)?.unwrap_or(0);
+        }
+        *possible &= groups != 0;
+    }
+    Ok((possible, false))
+}
+
+/// The index keys of the words of `query` (a stop word's with its marker), sorted, each once;
+/// a lone CJK character gives none (it may sit inside a longer run's bigrams).
+fn phrase_keys(query: &str, index: &Index) -> Vec<Vec<u8>> {
     let mut keys: Vec<Vec<u8>> = Vec::new();
     let mut tokens = Vec::new();
     for word in text::words(query) {
         let first = word.chars().next();
         if word.chars().count() == 1 && first.is_some_and(text::is_cjk_char) {
-            // A lone CJK character may sit inside a longer run's bigrams: no constraint.
             continue;
         }
         tokens.clear();
@@ -293,6 +347,14 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     }
     keys.sort();
     keys.dedup();
+    keys
+}
+
+/// Records that contain, in one group, every term of every word of the query, as a bit per
+/// record: a superset of the records where the phrase occurs, which are then verified on the
+/// stored text. `None` when the words give no constraint.
+fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Option<Vec<u64>>> {
+    let keys = phrase_keys(query, index);
     let n = segment.len() as usize;
     if keys.is_empty() {
         return Ok(None);
