@@ -60,6 +60,11 @@ impl<'a> Packed<'a> {
         }
     }
 
+    /// The width of each value, in bits.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
     /// Value `i`.
     #[inline]
     pub fn get(&self, i: usize) -> u32 {

@@ -116,7 +116,11 @@ impl<'a> TfBlocks<'a> {
     fn decode(&mut self, block: &mut Vec<u32>) -> std::result::Result<(), FormatError> {
         let (count, packed) = self.next_packed()?;
         block.clear();
-        block.extend((0..count).map(|i| packed.get(i)));
+        match packed.width() {
+            // Every value 0 (a term once in each of its groups): the common block.
+            0 => block.resize(count, 0),
+            _ => block.extend((0..count).map(|i| packed.get(i))),
+        }
         Ok(())
     }
 
@@ -155,32 +159,29 @@ impl TfValues<'_> {
         Ok(self.block.len() - self.next)
     }
 
-    /// The term frequencies of a posting in the groups of `mask`.
+    /// The stored values (tf − 1) of a posting in the groups of `mask`: a slice of the current
+    /// block where it holds them all, else gathered into `spill`.
     #[inline]
-    fn take(&mut self, mask: u16) -> std::result::Result<[u32; GROUP_COUNT], FormatError> {
+    fn take_stored<'v>(
+        &'v mut self,
+        mask: u16,
+        spill: &'v mut [u32; GROUP_COUNT],
+    ) -> std::result::Result<&'v [u32], FormatError> {
         if self.skipped > 0 {
             self.pass_skipped()?;
         }
-        let mut tfs = [0u32; GROUP_COUNT];
-        let mut groups = mask;
-        // Where the current block holds every value, read them without asking for more.
-        if (groups.count_ones() as usize) <= self.block.len() - self.next {
-            while groups != 0 {
-                let g = groups.trailing_zeros() as usize;
-                groups &= groups - 1;
-                tfs[g] = self.block[self.next].saturating_add(1);
-                self.next += 1;
-            }
-            return Ok(tfs);
+        let count = mask.count_ones() as usize;
+        if count <= self.block.len() - self.next {
+            let from = self.next;
+            self.next += count;
+            return Ok(&self.block[from..self.next]);
         }
-        while groups != 0 {
-            let g = groups.trailing_zeros() as usize;
-            groups &= groups - 1;
+        for value in spill.iter_mut().take(count) {
             self.available()?;
-            tfs[g] = self.block[self.next].saturating_add(1);
+            *value = self.block[self.next];
             self.next += 1;
         }
-        Ok(tfs)
+        Ok(&spill[..count])
     }
 
     /// Steps over `count` values.
@@ -216,6 +217,29 @@ impl TfValues<'_> {
     fn is_done(&mut self) -> std::result::Result<bool, FormatError> {
         self.pass_skipped()?;
         Ok(self.next == self.block.len() && self.blocks.is_done())
+    }
+}
+
+/// The term frequencies of one posting as stored: its group mask, and tf − 1 per group of the
+/// mask, ascending.
+#[derive(Debug, Clone, Copy)]
+pub struct PostingTfs<'v> {
+    pub mask: u16,
+    pub stored: &'v [u32],
+}
+
+impl PostingTfs<'_> {
+    /// `tfs[g]`, the frequency in group `g` (0 outside the mask).
+    #[inline]
+    pub fn to_array(&self) -> [u32; GROUP_COUNT] {
+        let mut tfs = [0u32; GROUP_COUNT];
+        let mut groups = self.mask;
+        for &value in self.stored {
+            let g = groups.trailing_zeros() as usize;
+            groups &= groups - 1;
+            tfs[g] = value.saturating_add(1);
+        }
+        tfs
     }
 }
 
@@ -877,7 +901,10 @@ impl<'a> TermPostings<'a> {
         let mut cursor = self.tf_cursor(file)?;
         let TfCursor { chunks, values } = &mut cursor;
         let end = self.containers;
-        self.walk_with_tfs(values, chunks, end, records, file, wanted, visit)?;
+        let mut visit = visit;
+        self.walk_with_tfs(values, chunks, end, records, file, wanted, |doc, tfs| {
+            visit(doc, tfs.mask, &tfs.to_array())
+        })?;
         self.finish_tfs(&mut cursor, records, file)
     }
 
@@ -907,7 +934,7 @@ impl<'a> TermPostings<'a> {
         records: u32,
         file: &IndexFile,
         wanted: impl Fn(u32) -> bool,
-        visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+        visit: impl FnMut(u32, PostingTfs<'_>),
     ) -> Result<()> {
         let TfCursor { chunks, values } = cursor;
         if chunks.container < self.containers {
@@ -949,17 +976,20 @@ impl<'a> TermPostings<'a> {
         records: u32,
         file: &IndexFile,
         wanted: impl Fn(u32) -> bool,
-        mut visit: impl FnMut(u32, u16, &[u32; GROUP_COUNT]),
+        mut visit: impl FnMut(u32, PostingTfs<'_>),
     ) -> Result<()> {
         let mut problem: Option<FormatError> = None;
         let palette = &self.palette;
+        let mut spill = [0u32; GROUP_COUNT];
         self.walk_coded(at, end, records, file, |doc, code| {
             if problem.is_some() {
                 return;
             }
             let mask = palette[code];
             let taken = match wanted(doc) {
-                true => values.take(mask).map(|tfs| visit(doc, mask, &tfs)),
+                true => values
+                    .take_stored(mask, &mut spill)
+                    .map(|stored| visit(doc, PostingTfs { mask, stored })),
                 false => {
                     values.skip(mask.count_ones() as usize);
                     Ok(())
@@ -1340,9 +1370,9 @@ mod tests {
                 1 << 20,
                 file,
                 wanted,
-                |doc, _, tfs| {
+                |doc, tfs| {
                     assert_eq!(doc as usize / CHUNK_RECORDS, chunk);
-                    out.push((doc, *tfs));
+                    out.push((doc, tfs.to_array()));
                 },
             )?;
         }

@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::format::bitpack::bit_set;
-use crate::format::postings::CHUNK_RECORDS;
+use crate::format::postings::{PostingTfs, CHUNK_RECORDS};
 use crate::index::Index;
 use crate::schema::GROUP_COUNT;
 use crate::search::filters::Filters;
@@ -492,13 +492,15 @@ impl ExactSums {
     }
 }
 
-/// One posting of a chunk kept for scoring: the token's term frequencies in the record (summed
-/// over the token's terms), the record's place in the chunk, and the token.
+/// One posting of a chunk kept for scoring: the record's place in the chunk, the token, and
+/// the token's term frequencies in the record (summed over the token's terms) as stored — a
+/// group mask, and its values in [`Gather::stored`] from `first` on.
 #[derive(Clone, Copy)]
 struct Kept {
-    tfs: [u32; GROUP_COUNT],
     at: u16,
     token: u8,
+    mask: u16,
+    first: u32,
 }
 
 /// The postings of a chunk kept for scoring, and what each record of the chunk gathered.
@@ -509,6 +511,8 @@ struct Gather {
     most: Vec<f64>,
     last: Vec<u32>,
     kept: Vec<Kept>,
+    /// The kept postings' term frequencies as stored (tf − 1 per group of the mask).
+    stored: Vec<u32>,
     /// The places of the records touched, in the order first touched.
     records: Vec<u16>,
 }
@@ -524,23 +528,23 @@ impl Drop for Gather {
 impl Gather {
     /// Keeps the posting of token `t` in the record at place `at` of the chunk.
     #[inline]
-    fn add(
-        &mut self,
-        bounds: &PartBounds<'_>,
-        t: usize,
-        at: usize,
-        mask: u16,
-        tfs: &[u32; GROUP_COUNT],
-    ) {
+    fn add(&mut self, bounds: &PartBounds<'_>, t: usize, at: usize, tfs: PostingTfs<'_>) {
         // A token of several terms adds the bound of each: the part is subadditive in the
         // term frequencies.
-        self.most[at] += bounds.part(t, mask, tfs);
+        self.most[at] += bounds.part(t, tfs);
         if self.tokens[at] & 1 << t != 0 {
-            // The token's next term (the multilingual analyzer's stop word).
-            let sums = &mut self.kept[self.last[at] as usize].tfs;
-            for (sum, tf) in sums.iter_mut().zip(tfs) {
-                *sum = sum.saturating_add(*tf);
+            // The token's next term (the multilingual analyzer's stop word): the sums are
+            // stored anew.
+            let place = self.last[at] as usize;
+            let mut sums = self.tfs(&self.kept[place]);
+            for (sum, tf) in sums.iter_mut().zip(tfs.to_array()) {
+                *sum = sum.saturating_add(tf);
             }
+            let kept = &mut self.kept[place];
+            kept.mask |= tfs.mask;
+            kept.first = self.stored.len() as u32;
+            let groups = (0..GROUP_COUNT).filter(|g| kept.mask & 1 << g != 0);
+            self.stored.extend(groups.map(|g| sums[g] - 1));
             return;
         }
         if self.tokens[at] == 0 {
@@ -549,10 +553,22 @@ impl Gather {
         self.tokens[at] |= 1 << t;
         self.last[at] = self.kept.len() as u32;
         self.kept.push(Kept {
-            tfs: *tfs,
             at: at as u16,
             token: t as u8,
+            mask: tfs.mask,
+            first: self.stored.len() as u32,
         });
+        self.stored.extend_from_slice(tfs.stored);
+    }
+
+    /// The term frequencies of a kept posting, per group.
+    fn tfs(&self, kept: &Kept) -> [u32; GROUP_COUNT] {
+        let first = kept.first as usize;
+        PostingTfs {
+            mask: kept.mask,
+            stored: &self.stored[first..first + kept.mask.count_ones() as usize],
+        }
+        .to_array()
     }
 }
 
@@ -591,6 +607,7 @@ impl<'t> ChunkScores<'t> {
                 most: scratch::FLOATS.take(CHUNK_RECORDS),
                 last: scratch::COUNTS.take(CHUNK_RECORDS),
                 kept: Vec::new(),
+                stored: Vec::new(),
                 records: Vec::new(),
             },
             scored: vec![0; CHUNK_RECORDS / 64],
@@ -623,10 +640,12 @@ impl<'t> ChunkScores<'t> {
         let mut by_most: Vec<usize> = (0..weigh.idfs.len()).collect();
         by_most.sort_by(|&a, &b| weigh.idfs[a].total_cmp(&weigh.idfs[b]).then(a.cmp(&b)));
         let first_pass = (4 * self.wanted).max(64);
-        let mut candidates: Vec<(u16, f64)> = Vec::new();
+        let mut candidates: Vec<(u16, f64, u32)> = Vec::new();
+        let pairs_max = pairs_most(self.prune.pairs, u32::MAX);
         for chunk in 0..(records as usize).div_ceil(CHUNK_RECORDS) {
             let base = (chunk * CHUNK_RECORDS) as u32;
             self.gather.kept.clear();
+            self.gather.stored.clear();
             // The leading tokens' postings first; then the trailing tokens', for the records
             // the leading ones touched (and the involved) alone.
             let trailing = self.trailing(&by_most, weigh.idfs);
@@ -652,7 +671,7 @@ impl<'t> ChunkScores<'t> {
                             records,
                             file,
                             wanted,
-                            |doc, mask, tfs| gather.add(&bounds, t, at(doc), mask, tfs),
+                            |doc, tfs| gather.add(&bounds, t, at(doc), tfs),
                         )?;
                     } else {
                         postings.for_each_with_tfs_in_chunk(
@@ -661,24 +680,31 @@ impl<'t> ChunkScores<'t> {
                             records,
                             file,
                             keep,
-                            |doc, mask, tfs| {
+                            |doc, tfs| {
                                 let at = at(doc);
                                 touched[at / 64] |= 1 << (at % 64);
-                                gather.add(&bounds, t, at, mask, tfs);
+                                gather.add(&bounds, t, at, tfs);
                             },
                         )?;
                     }
                 }
             }
+            // The chunk's candidates with their bounds; past the first floor, only those whose
+            // bound (first with every pair at its most) reaches it.
             candidates.clear();
+            let reaches = self.floor.map_or(f64::NEG_INFINITY, |floor| floor - SLACK);
             for &at in &self.gather.records {
                 let at = at as usize;
-                let (tokens, most) = (
-                    self.gather.tokens[at],
-                    std::mem::take(&mut self.gather.most[at]),
-                );
-                let bound = most + pairs_most(self.prune.pairs, tokens) + FEEDBACK_MAX;
-                candidates.push((at as u16, bound));
+                let most = std::mem::take(&mut self.gather.most[at]) + FEEDBACK_MAX;
+                let tokens = std::mem::take(&mut self.gather.tokens[at]);
+                let involved = is_involved(base + at as u32);
+                if most + pairs_max < reaches && !involved {
+                    continue;
+                }
+                let bound = most + pairs_most(self.prune.pairs, tokens);
+                if bound >= reaches || involved {
+                    candidates.push((at as u16, bound, tokens));
+                }
             }
             self.gather.records.clear();
             let from = self.out.len();
@@ -694,9 +720,6 @@ impl<'t> ChunkScores<'t> {
                 bound + SLACK >= floor
             })?;
             self.out[from..].sort_unstable_by_key(|e| e.doc);
-            for &(at, _) in &candidates {
-                self.gather.tokens[at as usize] = 0;
-            }
             self.scored.fill(0);
             self.touched.fill(0);
         }
@@ -725,7 +748,7 @@ impl<'t> ChunkScores<'t> {
         trailing
     }
 
-    /// Scores the chunk's `candidates` (place, bound) not scored yet that are involved or whose
+    /// Scores the chunk's `candidates` (place, bound, tokens) not scored yet that are involved or whose
     /// bound `chosen` accepts, then lifts the floor by their lower bounds.
     #[allow(clippy::too_many_arguments)]
     fn score(
@@ -734,21 +757,21 @@ impl<'t> ChunkScores<'t> {
         m: &SegmentMatch<'_>,
         weigh: &Weigh<'_, '_>,
         base: u32,
-        candidates: &[(u16, f64)],
+        candidates: &[(u16, f64, u32)],
         is_involved: &impl Fn(u32) -> bool,
         chosen: impl Fn(f64) -> bool,
     ) -> Result<()> {
         // The records chosen, with their group lengths; `last` becomes the place of each.
         let mut lengths = Vec::new();
         let mut docs = Vec::new();
-        for &(at, bound) in candidates {
+        for &(at, bound, tokens) in candidates {
             let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
             let doc = base + u32::from(at);
             if self.scored[word] & bit == 0 && (chosen(bound) || is_involved(doc)) {
                 self.scored[word] |= bit;
                 self.gather.last[at as usize] = lengths.len() as u32;
                 lengths.push(m.segment.columns.group_lengths(doc)?);
-                docs.push(at);
+                docs.push((at, tokens));
             }
         }
         if docs.is_empty() {
@@ -765,10 +788,10 @@ impl<'t> ChunkScores<'t> {
             }
             let place = self.gather.last[at] as usize;
             // Records scored in an earlier call are behind `docs`' places.
-            if docs.get(place) != Some(&k.at) {
+            if docs.get(place).map(|d| d.0) != Some(k.at) {
                 continue;
             }
-            let w = term_weight(&k.tfs, &lengths[place], weigh.avglen, weigh.b);
+            let w = term_weight(&self.gather.tfs(k), &lengths[place], weigh.avglen, weigh.b);
             if w > 0.0 {
                 let idf = weigh.idfs[k.token as usize];
                 parts[place * token_count + k.token as usize] = idf * w / (weigh.saturation + w);
@@ -778,13 +801,13 @@ impl<'t> ChunkScores<'t> {
         let sums = parts
             .chunks(token_count)
             .map(|parts| parts.iter().fold(0.0, |sum, part| sum + part));
-        for (&at, score) in docs.iter().zip(sums) {
+        for (&(at, tokens), score) in docs.iter().zip(sums) {
             let doc = base + u32::from(at);
             let feedback = feedback_term(index, m, doc)?;
             self.out.push(Exact {
                 doc,
                 score,
-                tokens: self.gather.tokens[at as usize],
+                tokens,
                 feedback: Some(feedback),
             });
             if !is_involved(doc) {
@@ -832,14 +855,14 @@ impl<'w> PartBounds<'w> {
     }
 
     #[inline]
-    fn part(&self, t: usize, mask: u16, tfs: &[u32; GROUP_COUNT]) -> f64 {
-        if mask.is_power_of_two() {
-            let g = mask.trailing_zeros() as usize;
-            if let Some(&part) = self.table[t][g].get(tfs[g] as usize - 1) {
+    fn part(&self, t: usize, tfs: PostingTfs<'_>) -> f64 {
+        if let [stored] = tfs.stored {
+            let g = tfs.mask.trailing_zeros() as usize;
+            if let Some(&part) = self.table[t][g].get(*stored as usize) {
                 return part;
             }
         }
-        self.computed(t, tfs)
+        self.computed(t, &tfs.to_array())
     }
 
     fn computed(&self, t: usize, tfs: &[u32; GROUP_COUNT]) -> f64 {
