@@ -161,16 +161,31 @@ impl TfValues<'_> {
 
     /// The stored values (tf − 1) of a posting in the groups of `mask`: a slice of the current
     /// block where it holds them all, else gathered into `spill`.
-    #[inline]
+    #[inline(always)]
     fn take_stored<'v>(
         &'v mut self,
         mask: u16,
         spill: &'v mut [u32; GROUP_COUNT],
     ) -> std::result::Result<&'v [u32], FormatError> {
+        let count = mask.count_ones() as usize;
+        if self.skipped == 0 && count <= self.block.len() - self.next {
+            let from = self.next;
+            self.next += count;
+            return Ok(&self.block[from..self.next]);
+        }
+        self.take_stored_slowly(count, spill)
+    }
+
+    /// [`TfValues::take_stored`] past values stepped over, or across blocks.
+    #[cold]
+    fn take_stored_slowly<'v>(
+        &'v mut self,
+        count: usize,
+        spill: &'v mut [u32; GROUP_COUNT],
+    ) -> std::result::Result<&'v [u32], FormatError> {
         if self.skipped > 0 {
             self.pass_skipped()?;
         }
-        let count = mask.count_ones() as usize;
         if count <= self.block.len() - self.next {
             let from = self.next;
             self.next += count;

@@ -495,7 +495,7 @@ impl ExactSums {
 /// One posting of a chunk kept for scoring: the record's place in the chunk, the token, and
 /// the token's term frequencies in the record (summed over the token's terms) as stored — a
 /// group mask, and its values in [`Gather::stored`] from `first` on.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Kept {
     at: u16,
     token: u8,
@@ -517,17 +517,23 @@ struct Gather {
     records: Vec<u16>,
 }
 
+/// The kept postings' arrays, reused from search to search like [`scratch`]'s (grown afresh,
+/// their pages were faulted in on every query).
+static KEPT: scratch::Pool<Kept> = scratch::Pool::new();
+
 impl Drop for Gather {
     fn drop(&mut self) {
         scratch::COUNTS.give(std::mem::take(&mut self.tokens));
         scratch::FLOATS.give(std::mem::take(&mut self.most));
         scratch::COUNTS.give(std::mem::take(&mut self.last));
+        KEPT.give(std::mem::take(&mut self.kept));
+        scratch::COUNTS.give(std::mem::take(&mut self.stored));
     }
 }
 
 impl Gather {
     /// Keeps the posting of token `t` in the record at place `at` of the chunk.
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, bounds: &PartBounds<'_>, t: usize, at: usize, tfs: PostingTfs<'_>) {
         // A token of several terms adds the bound of each: the part is subadditive in the
         // term frequencies.
@@ -606,8 +612,8 @@ impl<'t> ChunkScores<'t> {
                 tokens: scratch::COUNTS.take(CHUNK_RECORDS),
                 most: scratch::FLOATS.take(CHUNK_RECORDS),
                 last: scratch::COUNTS.take(CHUNK_RECORDS),
-                kept: Vec::new(),
-                stored: Vec::new(),
+                kept: KEPT.take_unzeroed(0),
+                stored: scratch::COUNTS.take_unzeroed(0),
                 records: Vec::new(),
             },
             scored: vec![0; CHUNK_RECORDS / 64],
@@ -697,12 +703,12 @@ impl<'t> ChunkScores<'t> {
                 let at = at as usize;
                 let most = std::mem::take(&mut self.gather.most[at]) + FEEDBACK_MAX;
                 let tokens = std::mem::take(&mut self.gather.tokens[at]);
-                let involved = is_involved(base + at as u32);
-                if most + pairs_max < reaches && !involved {
+                let involved = || is_involved(base + at as u32);
+                if most + pairs_max < reaches && !involved() {
                     continue;
                 }
                 let bound = most + pairs_most(self.prune.pairs, tokens);
-                if bound >= reaches || involved {
+                if bound >= reaches || involved() {
                     candidates.push((at as u16, bound, tokens));
                 }
             }
