@@ -203,7 +203,7 @@ impl<'a> IndexSource<'a> {
                 .then((a.s, a.e.doc).cmp(&(b.s, b.e.doc)))
         });
         let mut scores: Vec<f64> = Vec::with_capacity(reaching.len());
-        let mut round = wanted;
+        let mut round = wanted.max(1);
         loop {
             let from = scores.len();
             let to = from
