@@ -178,10 +178,12 @@ pub fn build_small_index_keeping(dir: &Path, keep: impl Fn(usize) -> bool) {
 /// columns, ids, the store and the log overlay) each get used by at least one of them.
 pub fn sample_requests() -> Vec<SearchRequest> {
     // The `decay` search with entities comes twice: the second time, each segment reads which
-    // records its postings cannot decide an entity check for (a pass over its terms).
-    let specs: [(&str, &[(&str, &str)]); 9] = [
+    // records its postings cannot decide an entity check for (a pass over its terms). The
+    // `bm25f` search reads the postings' term frequencies, chunk by chunk, and its word pairs.
+    let specs: [(&str, &[(&str, &str)]); 10] = [
         ("Kafka runtime panic in Tokio", &[("profile", "decay")]),
         ("Kafka runtime panic in Tokio", &[("profile", "decay")]),
+        ("tokio runtime panic in the pool", &[("profile", "bm25f")]),
         ("tokio runtime panic", &[]),
         ("connection pool timeout", &[("tag", "postgres")]),
         ("", &[("type", "semantic")]),
