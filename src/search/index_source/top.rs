@@ -846,45 +846,59 @@ pub(super) struct Sets {
 
 pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usize) -> Survey {
     // Per slot: candidates whose postings rule the phrase out (even slots) or allow it (odd).
-    let mut histogram = scratch::COUNTS.take(keys.slots());
-    let mut level_depends = Vec::new();
     let exact = m.phrase_exact;
     let mut chunk_best = vec![f64::NEG_INFINITY; m.sums.len().div_ceil(64)];
-    // Counts candidate `doc` and returns its relevance with the phrase where its postings
-    // allow it (the best its chunk can hold).
-    let mut visit = |doc: u32, sum: u64, maybe_phrase: bool| -> f64 {
-        let slot = Keys::slot(sum, maybe_phrase);
-        histogram[slot] += 1;
-        if maybe_phrase && !exact && keys.depends(slot) {
-            level_depends.push(doc);
-        }
-        keys.relevance[slot]
-    };
-    match &m.candidates {
-        // Chunk by chunk, the chunk's best kept in a register and taken by a select (which
-        // candidate leads its chunk is unpredictable).
-        CandidateSet::Dense => {
-            for (w, (sums, chunk_best)) in m.sums.chunks(64).zip(&mut chunk_best).enumerate() {
-                let phrase = m.phrase.get(w).copied().unwrap_or(0);
-                let mut candidates = candidate_bits(sums);
-                let mut best = f64::NEG_INFINITY;
-                while candidates != 0 {
-                    let i = candidates.trailing_zeros() as usize;
-                    candidates &= candidates - 1;
-                    let upper = visit((64 * w + i) as u32, sums[i], phrase >> i & 1 != 0);
-                    best = if upper > best { upper } else { best };
+    let (mut histogram, level_depends) = match &m.candidates {
+        // A part of the segment at a time, on every thread (a segment of a million records is
+        // one task otherwise), each run of parts with its histogram; the runs' histograms are
+        // summed and their lists joined in order, so the result is the same on any thread count.
+        CandidateSet::Dense => m
+            .sums
+            .par_chunks(SURVEY_PART)
+            .zip(chunk_best.par_chunks_mut(SURVEY_PART / 64))
+            .enumerate()
+            .fold(
+                || (scratch::COUNTS.take(keys.slots()), Vec::new()),
+                |(mut histogram, mut depends), (part, (sums, chunk_best))| {
+                    let first = part * SURVEY_PART;
+                    let tally = Tally {
+                        keys,
+                        exact,
+                        histogram: &mut histogram,
+                        depends: &mut depends,
+                    };
+                    tally.words(m, first, sums, chunk_best);
+                    (histogram, depends)
+                },
+            )
+            .reduce_with(|(mut histogram, mut depends), (more, later)| {
+                for (count, more) in histogram.iter_mut().zip(&more) {
+                    *count += more;
                 }
-                *chunk_best = best;
-            }
+                scratch::COUNTS.give(more);
+                depends.extend(later);
+                (histogram, depends)
+            })
+            .unwrap_or_else(|| (scratch::COUNTS.take(keys.slots()), Vec::new())),
+        CandidateSet::Listed(_) => {
+            let mut histogram = scratch::COUNTS.take(keys.slots());
+            let mut depends = Vec::new();
+            let mut tally = Tally {
+                keys,
+                exact,
+                histogram: &mut histogram,
+                depends: &mut depends,
+            };
+            m.for_each_candidate(|doc, maybe_phrase| {
+                let upper = tally.visit(doc, m.sums[doc as usize], maybe_phrase);
+                let best = &mut chunk_best[doc as usize / 64];
+                if upper > *best {
+                    *best = upper;
+                }
+            });
+            (histogram, depends)
         }
-        CandidateSet::Listed(_) => m.for_each_candidate(|doc, maybe_phrase| {
-            let upper = visit(doc, m.sums[doc as usize], maybe_phrase);
-            let best = &mut chunk_best[doc as usize / 64];
-            if upper > *best {
-                *best = upper;
-            }
-        }),
-    }
+    };
     let mut counts = Counts::default();
     let mut best_known = f64::NEG_INFINITY;
     for (slot, &count) in histogram.iter().enumerate() {
@@ -937,5 +951,51 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
         best,
         chunk_best,
         best_known,
+    }
+}
+
+/// Records surveyed per task of a dense survey (a multiple of 64).
+const SURVEY_PART: usize = 1 << 16;
+
+/// Where a survey counts its candidates: per slot of [`Keys`], and the candidates whose level
+/// depends on the phrase.
+struct Tally<'k, 'h> {
+    keys: &'k Keys,
+    exact: bool,
+    histogram: &'h mut [u32],
+    depends: &'h mut Vec<u32>,
+}
+
+impl Tally<'_, '_> {
+    /// Counts candidate `doc` and returns its relevance with the phrase where its postings
+    /// allow it (the best its chunk can hold).
+    #[inline(always)]
+    fn visit(&mut self, doc: u32, sum: u64, maybe_phrase: bool) -> f64 {
+        let slot = Keys::slot(sum, maybe_phrase);
+        self.histogram[slot] += 1;
+        if maybe_phrase && !self.exact && self.keys.depends(slot) {
+            self.depends.push(doc);
+        }
+        self.keys.relevance[slot]
+    }
+
+    /// Counts the candidates among `sums`, the sums of the records from `first` on (a
+    /// multiple of 64), and sets the best of each chunk of 64 in `chunk_best`: the chunk's best
+    /// kept in a register and taken by a select (which candidate leads its chunk is
+    /// unpredictable).
+    fn words(mut self, m: &SegmentMatch<'_>, first: usize, sums: &[u64], chunk_best: &mut [f64]) {
+        for (w, (sums, chunk_best)) in sums.chunks(64).zip(chunk_best).enumerate() {
+            let word = first / 64 + w;
+            let phrase = m.phrase.get(word).copied().unwrap_or(0);
+            let mut candidates = candidate_bits(sums);
+            let mut best = f64::NEG_INFINITY;
+            while candidates != 0 {
+                let i = candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let upper = self.visit((64 * word + i) as u32, sums[i], phrase >> i & 1 != 0);
+                best = if upper > best { upper } else { best };
+            }
+            *chunk_best = best;
+        }
     }
 }
