@@ -722,6 +722,17 @@ impl<'a> TermPostings<'a> {
         }
     }
 
+    /// Calls `found` with the place in `docs` (ascending) of each record the term occurs in: a
+    /// lookup each, every container stepped over once.
+    pub fn each_contained(&self, docs: &[u32], mut found: impl FnMut(usize)) {
+        let mut seek = Seek::default();
+        for (i, &doc) in docs.iter().enumerate() {
+            if self.position_from(doc, &mut seek).is_some() {
+                found(i);
+            }
+        }
+    }
+
     /// The place of record `doc` among the term's records, `None` when the term does not occur
     /// in it: a lookup in the serialized containers.
     fn position_of(&self, doc: u32) -> Option<usize> {

@@ -25,11 +25,12 @@ pub(super) struct SegmentMatch<'a> {
     pub(super) segment: &'a Segment,
     pub(super) live: usize,
     pub(super) passing: usize,
-    /// Per record, packed in one word so that accumulation touches one place per posting: in
-    /// the high half the record's key, `field_sum × stride + matched tokens` with
-    /// `field_sum = Σ_g weight[g] × |tokens matching g|` (see [`Keys`]); in the low half bit i
-    /// set ⇔ query token i matched some group. Zero for records that are not candidates.
-    pub(super) sums: Vec<u64>,
+    /// Per record, its key in one word so that accumulation touches one place per posting (and
+    /// a chunk of them stays in a core's cache): `field_sum × stride + matched tokens` with
+    /// `field_sum = Σ_g weight[g] × |tokens matching g|` (see [`Keys`]). Zero for records that
+    /// are not candidates. Which tokens a record matched is looked up for the records shown
+    /// ([`SegmentMatch::coverages`]).
+    pub(super) sums: Vec<u32>,
     /// Query tokens + 1.
     pub(super) stride: u32,
     pub(super) candidates: CandidateSet,
@@ -44,14 +45,14 @@ pub(super) struct SegmentMatch<'a> {
 
 impl Drop for SegmentMatch<'_> {
     fn drop(&mut self) {
-        scratch::WORDS.give(std::mem::take(&mut self.sums));
+        scratch::COUNTS.give(std::mem::take(&mut self.sums));
     }
 }
 
 /// A bit per record of (at most 64) `sums`, set for the candidates: no branch per record (about
 /// as many records are candidates as not).
 #[inline]
-pub(super) fn candidate_bits(sums: &[u64]) -> u64 {
+pub(super) fn candidate_bits(sums: &[u32]) -> u64 {
     sums.iter()
         .enumerate()
         .fold(0u64, |bits, (i, &sum)| bits | u64::from(sum != 0) << i)
@@ -68,22 +69,53 @@ pub(super) enum CandidateSet {
 impl SegmentMatch<'_> {
     /// `Σ_g weight[g] × |tokens matching g|` of record `doc`.
     pub(super) fn field_sum(&self, doc: u32) -> u32 {
-        (self.sum(doc) >> 32) as u32 / self.stride
+        self.sum(doc) / self.stride
     }
 
-    /// The packed sums of record `doc` (0 for a query without postings here).
-    pub(super) fn sum(&self, doc: u32) -> u64 {
+    /// The key of record `doc` (0 for a query without postings here).
+    pub(super) fn sum(&self, doc: u32) -> u32 {
         self.sums.get(doc as usize).copied().unwrap_or(0)
     }
 
     /// The number of query tokens record `doc` matches.
     pub(super) fn matched(&self, doc: u32) -> u32 {
-        (self.sum(doc) >> 32) as u32 % self.stride
+        self.sum(doc) % self.stride
     }
 
-    /// The matched query tokens of record `doc`, one bit each.
-    pub(super) fn coverage(&self, doc: u32) -> u32 {
-        self.sum(doc) as u32
+    /// The matched query tokens of each of `docs` (ascending), one bit each, from the tokens'
+    /// postings (the sums keep only their number): few records are looked up one by one; many
+    /// take one pass over each term's postings.
+    pub(super) fn coverages(&self, docs: &[u32]) -> Result<Vec<u32>> {
+        let segment = self.segment;
+        let file = segment.postings.file();
+        let n = segment.len();
+        let mut out = vec![0u32; docs.len()];
+        if docs.is_empty() {
+            return Ok(out);
+        }
+        let few = docs.len() * 64 <= n as usize;
+        let mut dense = if few {
+            Vec::new()
+        } else {
+            scratch::COUNTS.take(n as usize)
+        };
+        for (t, terms) in self.terms.iter().enumerate() {
+            for &term in terms {
+                let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+                if few {
+                    postings.each_contained(docs, |i| out[i] |= 1 << t);
+                } else {
+                    postings.for_each(n, file, |doc, _| dense[doc as usize] |= 1 << t)?;
+                }
+            }
+        }
+        if !few {
+            for (coverage, &doc) in out.iter_mut().zip(docs) {
+                *coverage = dense[doc as usize];
+            }
+            scratch::COUNTS.give(dense);
+        }
+        Ok(out)
     }
 
     /// Whether record `doc` is a candidate.
@@ -211,7 +243,7 @@ impl<'a> IndexSource<'a> {
         let mut sums = if postings_total == 0 {
             Vec::new()
         } else {
-            scratch::WORDS.take_unzeroed(n as usize)
+            scratch::COUNTS.take_unzeroed(n as usize)
         };
         accumulate(segment, &token_postings, stride, &mut sums)?;
         keep_allowed(&mut sums, allowed.as_ref(), &absent, n);
@@ -285,7 +317,7 @@ fn accumulate(
     segment: &Segment,
     token_postings: &[Vec<TermPostings<'_>>],
     stride: u32,
-    sums: &mut [u64],
+    sums: &mut [u32],
 ) -> Result<()> {
     if sums.is_empty() {
         return Ok(());
@@ -299,9 +331,9 @@ fn accumulate(
         postings.finish_chunks(&postings.cursor_at(chunks), n, file)?;
     }
     // Adds a token's group weights to the field sum, and one matched token.
-    let weight = |mask: u16| (u64::from(MASK_WEIGHTS[mask as usize]) * u64::from(stride) + 1) << 32;
+    let weight = |mask: u16| MASK_WEIGHTS[mask as usize] * stride + 1;
     // What each palette entry adds, for a token of one term.
-    let adds: Vec<Vec<u64>> = token_postings
+    let adds: Vec<Vec<u32>> = token_postings
         .iter()
         .map(|terms| match terms.as_slice() {
             [postings] => postings.palette().iter().map(|&m| weight(m)).collect(),
@@ -316,14 +348,13 @@ fn accumulate(
             |tagged, (chunk, chunk_sums)| {
                 chunk_sums.fill(0);
                 let base = (chunk * CHUNK_RECORDS) as u32;
-                for (t, (terms, add)) in token_postings.iter().zip(&adds).enumerate() {
-                    let bit = 1u64 << t;
+                for (terms, add) in token_postings.iter().zip(&adds) {
                     match terms.as_slice() {
                         [] => {}
                         [postings] => {
                             postings.for_each_in_chunk_at(chunk, n, file, |doc, code| {
                                 let slot = &mut chunk_sums[(doc - base) as usize];
-                                *slot = (*slot + add[code]) | bit;
+                                *slot += add[code];
                             })?;
                         }
                         terms => {
@@ -345,13 +376,11 @@ fn accumulate(
                                     };
                                     let after = before | palette[code];
                                     masks[at] = tag << GROUP_COUNT | after;
-                                    let added = u64::from(
-                                        MASK_WEIGHTS[after as usize]
-                                            - MASK_WEIGHTS[before as usize],
-                                    ) * u64::from(stride)
-                                        + u64::from(before == 0);
-                                    let slot = &mut chunk_sums[at];
-                                    *slot = (*slot + (added << 32)) | bit;
+                                    let added = (MASK_WEIGHTS[after as usize]
+                                        - MASK_WEIGHTS[before as usize])
+                                        * stride
+                                        + u32::from(before == 0);
+                                    chunk_sums[at] += added;
                                 })?;
                             }
                         }
@@ -408,7 +437,7 @@ impl Drop for Tagged {
 const GROUP_BITS: u16 = (1 << GROUP_COUNT) - 1;
 
 /// Clears the sums of records outside the filters' `allowed` set and of `absent` records.
-fn keep_allowed(sums: &mut [u64], allowed: Option<&RoaringBitmap>, absent: &RoaringBitmap, n: u32) {
+fn keep_allowed(sums: &mut [u32], allowed: Option<&RoaringBitmap>, absent: &RoaringBitmap, n: u32) {
     if let Some(allowed) = allowed {
         let mut keep = vec![0u64; (n as usize).div_ceil(64)];
         allowed

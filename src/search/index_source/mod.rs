@@ -167,8 +167,15 @@ impl<'a> IndexSource<'a> {
         }
     }
 
-    /// The hit of record `doc` of a segment, with the phrase flag given.
-    fn hit(&self, m: &SegmentMatch<'a>, doc: u32, phrase: Option<bool>) -> Result<Hit<'a>> {
+    /// The hit of record `doc` of a segment, with the phrase flag and the tokens it matched
+    /// given.
+    fn hit(
+        &self,
+        m: &SegmentMatch<'a>,
+        doc: u32,
+        phrase: Option<bool>,
+        coverage_mask: u32,
+    ) -> Result<Hit<'a>> {
         let row = m.segment.columns.row(doc)?;
         let mut feedback = row.feedback;
         if let Some(added) = self.index.feedback_added(row.id) {
@@ -179,7 +186,7 @@ impl<'a> IndexSource<'a> {
             doc: DocRef { segment: m.s, doc },
             id: row.id,
             field_sum: m.field_sum(doc),
-            coverage_mask: m.coverage(doc),
+            coverage_mask,
             phrase,
             feedback,
             created_at: row.created_at,
@@ -202,9 +209,11 @@ impl<'a> IndexSource<'a> {
             docs.push(doc);
             hits.push((doc, m.known_phrase(maybe_phrase)));
         });
+        let coverages = m.coverages(&docs)?;
         let hits = hits
             .into_iter()
-            .map(|(doc, phrase)| self.hit(&m, doc, phrase))
+            .zip(coverages)
+            .map(|((doc, phrase), coverage)| self.hit(&m, doc, phrase, coverage))
             .collect::<Result<Vec<_>>>()?;
         Ok(Matched {
             live: m.live,

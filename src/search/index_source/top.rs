@@ -103,10 +103,10 @@ impl Keys {
         self.relevance.len()
     }
 
-    /// The slot of a record's packed sums ([`SegmentMatch::sums`]), with the phrase or not.
+    /// The slot of a record's key ([`SegmentMatch::sums`]), with the phrase or not.
     #[inline]
-    fn slot(sums: u64, phrase: bool) -> usize {
-        2 * (sums >> 32) as usize + usize::from(phrase)
+    fn slot(sums: u32, phrase: bool) -> usize {
+        2 * sums as usize + usize::from(phrase)
     }
 
     /// The match level of `slot` (as [`Scorer::relevance`] gives it).
@@ -732,11 +732,25 @@ impl<'a> IndexSource<'a> {
         counts: Counts,
         groups: bool,
     ) -> Result<Matched<'a>> {
+        // Per segment, the chosen records ascending: the tokens each matched, looked up once.
+        let mut page_docs: Vec<Vec<u32>> = vec![Vec::new(); matches.len()];
+        for &i in chosen {
+            let c = &candidates[i as usize];
+            page_docs[c.segment as usize].push(c.doc);
+        }
+        let mut coverages = Vec::with_capacity(matches.len());
+        for (m, docs) in matches.iter().zip(&mut page_docs) {
+            docs.sort_unstable();
+            docs.dedup();
+            coverages.push(m.coverages(docs)?);
+        }
         let hits = chosen
             .iter()
             .map(|&i| {
                 let c = &candidates[i as usize];
-                self.hit(&matches[c.segment as usize], c.doc, c.phrase)
+                let s = c.segment as usize;
+                let at = page_docs[s].binary_search(&c.doc).expect("a chosen record");
+                self.hit(&matches[s], c.doc, c.phrase, coverages[s][at])
             })
             .collect::<Result<Vec<_>>>()?;
         let mut matched = Matched {
@@ -746,10 +760,6 @@ impl<'a> IndexSource<'a> {
             token_groups: Vec::with_capacity(matches.len()),
             counts: Some(counts),
         };
-        let mut page_docs: Vec<Vec<u32>> = vec![Vec::new(); matches.len()];
-        for hit in &hits {
-            page_docs[hit.doc.segment as usize].push(hit.doc.doc);
-        }
         for (m, docs) in matches.iter().zip(&page_docs) {
             let docs: &[u32] = if groups { docs } else { &[] };
             matched.token_groups.push(m.token_groups(docs)?);
@@ -970,7 +980,7 @@ impl Tally<'_, '_> {
     /// Counts candidate `doc` and returns its relevance with the phrase where its postings
     /// allow it (the best its chunk can hold).
     #[inline(always)]
-    fn visit(&mut self, doc: u32, sum: u64, maybe_phrase: bool) -> f64 {
+    fn visit(&mut self, doc: u32, sum: u32, maybe_phrase: bool) -> f64 {
         let slot = Keys::slot(sum, maybe_phrase);
         self.histogram[slot] += 1;
         if maybe_phrase && !self.exact && self.keys.depends(slot) {
@@ -983,7 +993,7 @@ impl Tally<'_, '_> {
     /// multiple of 64), and sets the best of each chunk of 64 in `chunk_best`: the chunk's best
     /// kept in a register and taken by a select (which candidate leads its chunk is
     /// unpredictable).
-    fn words(mut self, m: &SegmentMatch<'_>, first: usize, sums: &[u64], chunk_best: &mut [f64]) {
+    fn words(mut self, m: &SegmentMatch<'_>, first: usize, sums: &[u32], chunk_best: &mut [f64]) {
         for (w, (sums, chunk_best)) in sums.chunks(64).zip(chunk_best).enumerate() {
             let word = first / 64 + w;
             let phrase = m.phrase.get(word).copied().unwrap_or(0);
