@@ -57,7 +57,8 @@ pub struct ChunkCursor {
 /// Where a lookup of records in ascending order stands in a term's serialized containers
 /// ([`TermPostings::position_from`]): the container reached, the offset of its data among the
 /// containers' data, and the records before it; in a bitmap container, the word reached and the
-/// container's records before it.
+/// container's records before it; in an array container, the first place (as `word`) of a
+/// value not below the last record looked up.
 #[derive(Debug, Clone, Copy, Default)]
 struct Seek {
     container: usize,
@@ -727,7 +728,7 @@ impl<'a> TermPostings<'a> {
     pub fn each_contained(&self, docs: &[u32], mut found: impl FnMut(usize)) {
         let mut seek = Seek::default();
         for (i, &doc) in docs.iter().enumerate() {
-            if self.position_from(doc, &mut seek).is_some() {
+            if self.find(doc, &mut seek, false).is_some() {
                 found(i);
             }
         }
@@ -743,6 +744,13 @@ impl<'a> TermPostings<'a> {
     /// container (and in a bitmap container, to its word): records looked up in ascending order
     /// step over each container, and count each bitmap word's records, once.
     fn position_from(&self, doc: u32, seek: &mut Seek) -> Option<usize> {
+        self.find(doc, seek, true)
+    }
+
+    /// [`TermPostings::position_from`], or without `rank` only whether the term occurs in
+    /// record `doc` (`Some(0)` if it does): a bitmap container's words before `doc`'s are then
+    /// not counted.
+    fn find(&self, doc: u32, seek: &mut Seek, rank: bool) -> Option<usize> {
         let bytes = self.docs;
         let (key, low) = ((doc >> 16) as u16, doc as u16);
         if seek.container > 0 && u16_at(bytes, 8 + 4 * (seek.container - 1)) >= key {
@@ -773,16 +781,31 @@ impl<'a> TermPostings<'a> {
             let data = 8 + 8 * self.containers + seek.data;
             let rank = if card <= ARRAY_LIMIT {
                 let values = &bytes[data..data + size];
-                let (mut lo, mut hi) = (0, card);
+                let value = |i: usize| u16_at(values, 2 * i);
+                if seek.word > 0 && value(seek.word - 1) >= low {
+                    // Not ascending: from the container's start.
+                    seek.word = 0;
+                }
+                // Galloping from the last place, then halving: records looked up in ascending
+                // order cost in proportion to the distance between them.
+                let (mut lo, mut step) = (seek.word, 1);
+                let mut hi = lo;
+                while hi < card && value(hi) < low {
+                    lo = hi + 1;
+                    hi = lo + step;
+                    step *= 2;
+                }
+                let mut hi = hi.min(card);
                 while lo < hi {
                     let mid = (lo + hi) / 2;
-                    if u16_at(values, 2 * mid) < low {
+                    if value(mid) < low {
                         lo = mid + 1;
                     } else {
                         hi = mid;
                     }
                 }
-                if lo == card || u16_at(values, 2 * lo) != low {
+                seek.word = lo;
+                if lo == card || value(lo) != low {
                     return None;
                 }
                 lo
@@ -790,6 +813,9 @@ impl<'a> TermPostings<'a> {
                 let words = &bytes[data..data + size];
                 let word = |w: usize| u64_at(words, 8 * w);
                 let (w, bit) = (usize::from(low) / 64, u32::from(low) % 64);
+                if !rank {
+                    return (word(w) >> bit & 1 != 0).then_some(0);
+                }
                 if w < seek.word {
                     // Not ascending: count from the container's start.
                     (seek.word, seek.before) = (0, 0);
@@ -1458,6 +1484,28 @@ mod tests {
                     places.get(&doc).copied(),
                     "{doc}"
                 );
+            }
+            // One seek carried through lookups that go back as well as forth, within an array
+            // container, within a bitmap and across containers.
+            let mut seek = Seek::default();
+            for doc in [
+                69_236u32, 65_980, 65_573, 130_000, 65_536, 69_236, 200_003, 1_000, 262_000,
+                65_573, 60_000, 30_000,
+            ] {
+                let found = postings.position_from(doc, &mut seek);
+                assert_eq!(found, places.get(&doc).copied(), "{doc}");
+            }
+            // Whether each record asked about (ascending) holds the term: exactly the model's.
+            for stride in [1, 7, 61, 1009] {
+                let asked: Vec<u32> = (0..270_000u32).step_by(stride).collect();
+                let mut found = Vec::new();
+                postings.each_contained(&asked, |i| found.push(asked[i]));
+                let expected: Vec<u32> = asked
+                    .iter()
+                    .copied()
+                    .filter(|d| model.contains_key(d))
+                    .collect();
+                assert_eq!(found, expected, "stride {stride}");
             }
         });
     }
