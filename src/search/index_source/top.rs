@@ -862,13 +862,14 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
         // A part of the segment at a time, on every thread (a segment of a million records is
         // one task otherwise), each run of parts with its histogram; the runs' histograms are
         // summed and their lists joined in order, so the result is the same on any thread count.
+        // The histograms are twice as long: see [`Tally::words`].
         CandidateSet::Dense => m
             .sums
             .par_chunks(SURVEY_PART)
             .zip(chunk_best.par_chunks_mut(SURVEY_PART / 64))
             .enumerate()
             .fold(
-                || (scratch::COUNTS.take(keys.slots()), Vec::new()),
+                || (scratch::COUNTS.take(2 * keys.slots()), Vec::new()),
                 |(mut histogram, mut depends), (part, (sums, chunk_best))| {
                     let first = part * SURVEY_PART;
                     let tally = Tally {
@@ -887,6 +888,14 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
                 }
                 scratch::COUNTS.give(more);
                 depends.extend(later);
+                (histogram, depends)
+            })
+            .map(|(mut histogram, depends)| {
+                let (even, odd) = histogram.split_at_mut(keys.slots());
+                for (count, odd) in even.iter_mut().zip(odd) {
+                    *count += *odd;
+                }
+                histogram.truncate(keys.slots());
                 (histogram, depends)
             })
             .unwrap_or_else(|| (scratch::COUNTS.take(keys.slots()), Vec::new())),
@@ -992,18 +1001,33 @@ impl Tally<'_, '_> {
     /// Counts the candidates among `sums`, the sums of the records from `first` on (a
     /// multiple of 64), and sets the best of each chunk of 64 in `chunk_best`: the chunk's best
     /// kept in a register and taken by a select (which candidate leads its chunk is
-    /// unpredictable).
+    /// unpredictable). A chunk where no candidate's level can depend on the phrase (the
+    /// common one) is counted by a loop without a call, which keeps the best in a register,
+    /// into a histogram twice as long as the slots: the odd records' counts in its second half,
+    /// so that neighbours with the same key do not wait on each other's count.
     fn words(mut self, m: &SegmentMatch<'_>, first: usize, sums: &[u32], chunk_best: &mut [f64]) {
+        let slots = self.keys.slots();
         for (w, (sums, chunk_best)) in sums.chunks(64).zip(chunk_best).enumerate() {
             let word = first / 64 + w;
             let phrase = m.phrase.get(word).copied().unwrap_or(0);
             let mut candidates = candidate_bits(sums);
             let mut best = f64::NEG_INFINITY;
-            while candidates != 0 {
-                let i = candidates.trailing_zeros() as usize;
-                candidates &= candidates - 1;
-                let upper = self.visit((64 * word + i) as u32, sums[i], phrase >> i & 1 != 0);
-                best = if upper > best { upper } else { best };
+            if phrase == 0 || self.exact {
+                while candidates != 0 {
+                    let i = candidates.trailing_zeros() as usize;
+                    candidates &= candidates - 1;
+                    let slot = Keys::slot(sums[i], phrase >> i & 1 != 0);
+                    self.histogram[(i & 1) * slots + slot] += 1;
+                    let upper = self.keys.relevance[slot];
+                    best = if upper > best { upper } else { best };
+                }
+            } else {
+                while candidates != 0 {
+                    let i = candidates.trailing_zeros() as usize;
+                    candidates &= candidates - 1;
+                    let upper = self.visit((64 * word + i) as u32, sums[i], phrase >> i & 1 != 0);
+                    best = if upper > best { upper } else { best };
+                }
             }
             *chunk_best = best;
         }
