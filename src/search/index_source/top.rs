@@ -991,10 +991,17 @@ impl Tally<'_, '_> {
     #[inline(always)]
     fn visit(&mut self, doc: u32, sum: u32, maybe_phrase: bool) -> f64 {
         let slot = Keys::slot(sum, maybe_phrase);
-        self.histogram[slot] += 1;
         if maybe_phrase && !self.exact && self.keys.depends(slot) {
             self.depends.push(doc);
         }
+        self.count(0, slot)
+    }
+
+    /// Counts a candidate of key `slot` into the histogram's half starting at `half`, and
+    /// returns the relevance the key allows.
+    #[inline(always)]
+    fn count(&mut self, half: usize, slot: usize) -> f64 {
+        self.histogram[half + slot] += 1;
         self.keys.relevance[slot]
     }
 
@@ -1002,7 +1009,7 @@ impl Tally<'_, '_> {
     /// multiple of 64), and sets the best of each chunk of 64 in `chunk_best`: the chunk's best
     /// kept in a register and taken by a select (which candidate leads its chunk is
     /// unpredictable). A chunk where no candidate's level can depend on the phrase (the
-    /// common one) is counted by a loop without a call, which keeps the best in a register,
+    /// common one) is counted by a loop without a call (which would spill the best),
     /// into a histogram twice as long as the slots: the odd records' counts in its second half,
     /// so that neighbours with the same key do not wait on each other's count.
     fn words(mut self, m: &SegmentMatch<'_>, first: usize, sums: &[u32], chunk_best: &mut [f64]) {
@@ -1017,8 +1024,7 @@ impl Tally<'_, '_> {
                     let i = candidates.trailing_zeros() as usize;
                     candidates &= candidates - 1;
                     let slot = Keys::slot(sums[i], phrase >> i & 1 != 0);
-                    self.histogram[(i & 1) * slots + slot] += 1;
-                    let upper = self.keys.relevance[slot];
+                    let upper = self.count((i & 1) * slots, slot);
                     best = if upper > best { upper } else { best };
                 }
             } else {
