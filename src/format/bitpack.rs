@@ -82,6 +82,32 @@ impl<'a> Packed<'a> {
         };
         ((word >> (bit % 8)) & self.mask) as u32
     }
+
+    /// Calls `visit` with values `from..to` in order: one load of eight bytes for every value
+    /// it holds whole, rather than one per value.
+    #[inline]
+    pub fn for_each_in(&self, from: usize, to: usize, mut visit: impl FnMut(u32)) {
+        let width = self.width as usize;
+        let mut i = from;
+        if width > 0 {
+            while i < to {
+                let bit = i * width;
+                let at = bit / 8;
+                let Some(eight) = self.bytes.get(at..at + 8) else {
+                    break;
+                };
+                let word = u64::from_le_bytes(eight.try_into().expect("8 bytes")) >> (bit % 8);
+                let whole = ((64 - bit % 8) / width).min(to - i);
+                for k in 0..whole {
+                    visit(((word >> (k * width)) & self.mask) as u32);
+                }
+                i += whole;
+            }
+        }
+        for j in i..to {
+            visit(self.get(j));
+        }
+    }
 }
 
 /// Appends fields of up to 64 bits each, least significant bit first, each right after the
@@ -212,6 +238,26 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn a_range_read_in_bulk_is_each_value_read_alone(
+            width in 0u32..=32,
+            raw in proptest::collection::vec(any::<u32>(), 0..300),
+            ends in (any::<prop::sample::Index>(), any::<prop::sample::Index>()),
+        ) {
+            let values: Vec<u32> = raw
+                .iter()
+                .map(|v| if width == 32 { *v } else { v & ((1u32 << width) - 1) })
+                .collect();
+            let mut out = Vec::new();
+            pack(values.iter().copied(), width, &mut out);
+            let packed = Packed::new(&out, width);
+            let (a, b) = (ends.0.index(values.len() + 1), ends.1.index(values.len() + 1));
+            let (from, to) = (a.min(b), a.max(b));
+            let mut read = Vec::new();
+            packed.for_each_in(from, to, |v| read.push(v));
+            prop_assert_eq!(&read[..], &values[from..to]);
+        }
+
         #[test]
         fn every_field_of_mixed_widths_reads_back(
             fields in proptest::collection::vec((0u32..=64, any::<u64>()), 0..200),

@@ -832,6 +832,31 @@ impl<'a> TermPostings<'a> {
         None
     }
 
+    /// The term frequencies the records at positions `from..to` hold: the groups of their
+    /// masks, counted from their codes in bulk.
+    fn values_between(&self, from: usize, to: usize, file: &IndexFile) -> Result<usize> {
+        // The groups of each code's mask; a code outside the palette marks itself.
+        const OUTSIDE: u8 = u8::MAX;
+        let mut groups = [OUTSIDE; 1 << GROUP_COUNT];
+        for (code, mask) in self.palette.iter().enumerate().take(groups.len()) {
+            groups[code] = mask.count_ones() as u8;
+        }
+        let (mut values, mut outside) = (0usize, false);
+        self.codes.for_each_in(from, to, |code| {
+            let of_code = groups.get(code as usize).copied().unwrap_or(OUTSIDE);
+            outside |= of_code == OUTSIDE;
+            values += usize::from(of_code);
+        });
+        if outside || self.palette.len() > groups.len() {
+            // Named by the record-at-a-time reading, which finds the code at fault; and a
+            // palette too long for the table is counted that way too.
+            return (from..to).try_fold(0, |values, position| {
+                Ok(values + self.mask_at(position, file)?.count_ones() as usize)
+            });
+        }
+        Ok(values)
+    }
+
     /// The group mask of the record at `position` among the term's records.
     fn mask_at(&self, position: usize, file: &IndexFile) -> Result<u16> {
         let code = if self.palette.len() == 1 {
@@ -878,10 +903,8 @@ impl<'a> TermPostings<'a> {
                     if position < counted {
                         return Err(corrupt("records out of order".into()));
                     }
-                    while counted < position {
-                        values += self.mask_at(counted, file)?.count_ones() as usize;
-                        counted += 1;
-                    }
+                    values += self.values_between(counted, position, file)?;
+                    counted = position;
                 }
             }
             let mut tfs = [0u32; GROUP_COUNT];
