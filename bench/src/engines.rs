@@ -200,8 +200,15 @@ fn profile_latencies(index: &reliora::Index, workload: &Workload, profile: &str)
         })
         .collect();
     let run = |i: usize| {
-        // Queries whose words are all stop words are an error (empty_query): skip them.
-        let _ = index.search(&requests[i]);
+        // Queries whose words are all stop words are an error (empty_query): skip them. Any
+        // other error would time a search that did not happen: stop there.
+        if let Err(e) = index.search(&requests[i]) {
+            assert!(
+                e.code() == reliora::ErrorCode::EmptyQuery,
+                "{profile} query {:?} failed: {e}",
+                workload.queries[i]
+            );
+        }
     };
     latencies(requests.len(), &run)
 }
