@@ -42,6 +42,9 @@ const NO_RUN_COOKIE: u32 = 12346;
 const ARRAY_LIMIT: usize = 4096;
 const BITMAP_BYTES: usize = 8192;
 
+/// What [`TermPostings::group_counts`] holds for a code outside the palette.
+const OUTSIDE_PALETTE: u8 = u8::MAX;
+
 /// Records per chunk of [`TermPostings::for_each_in_chunk`]: one roaring container's.
 pub const CHUNK_RECORDS: usize = 1 << 16;
 
@@ -832,24 +835,36 @@ impl<'a> TermPostings<'a> {
         None
     }
 
-    /// The term frequencies the records at positions `from..to` hold: the groups of their
-    /// masks, counted from their codes in bulk.
-    fn values_between(&self, from: usize, to: usize, file: &IndexFile) -> Result<usize> {
-        // The groups of each code's mask; a code outside the palette marks itself.
-        const OUTSIDE: u8 = u8::MAX;
-        let mut groups = [OUTSIDE; 1 << GROUP_COUNT];
-        for (code, mask) in self.palette.iter().enumerate().take(groups.len()) {
-            groups[code] = mask.count_ones() as u8;
+    /// Per code, the groups of its palette mask; [`OUTSIDE_PALETTE`] past the palette (which
+    /// [`TermPostings::parse`] keeps shorter than the table: its masks are distinct).
+    fn group_counts(&self) -> [u8; 1 << GROUP_COUNT] {
+        let mut groups = [OUTSIDE_PALETTE; 1 << GROUP_COUNT];
+        for (of_code, mask) in groups.iter_mut().zip(&self.palette) {
+            *of_code = mask.count_ones() as u8;
         }
+        groups
+    }
+
+    /// The term frequencies the records at positions `from..to` hold: the groups of their
+    /// masks, counted from their codes in bulk with `groups` ([`TermPostings::group_counts`]).
+    fn values_between(
+        &self,
+        groups: &[u8; 1 << GROUP_COUNT],
+        from: usize,
+        to: usize,
+        file: &IndexFile,
+    ) -> Result<usize> {
         let (mut values, mut outside) = (0usize, false);
         self.codes.for_each_in(from, to, |code| {
-            let of_code = groups.get(code as usize).copied().unwrap_or(OUTSIDE);
-            outside |= of_code == OUTSIDE;
+            let of_code = groups
+                .get(code as usize)
+                .copied()
+                .unwrap_or(OUTSIDE_PALETTE);
+            outside |= of_code == OUTSIDE_PALETTE;
             values += usize::from(of_code);
         });
-        if outside || self.palette.len() > groups.len() {
-            // Named by the record-at-a-time reading, which finds the code at fault; and a
-            // palette too long for the table is counted that way too.
+        if outside {
+            // Named by the record-at-a-time reading, which finds the code at fault.
             return (from..to).try_fold(0, |values, position| {
                 Ok(values + self.mask_at(position, file)?.count_ones() as usize)
             });
@@ -891,6 +906,7 @@ impl<'a> TermPostings<'a> {
         let (mut counted, mut values) = (0usize, 0usize);
         let (mut block_start, mut next_block) = (0usize, 0usize);
         let one_mask = (self.palette.len() == 1).then(|| self.palette[0].count_ones() as usize);
+        let groups = self.group_counts();
         let mut seek = Seek::default();
         for &doc in docs {
             let Some(position) = self.position_from(doc, &mut seek) else {
@@ -903,7 +919,7 @@ impl<'a> TermPostings<'a> {
                     if position < counted {
                         return Err(corrupt("records out of order".into()));
                     }
-                    values += self.values_between(counted, position, file)?;
+                    values += self.values_between(&groups, counted, position, file)?;
                     counted = position;
                 }
             }
@@ -1583,6 +1599,27 @@ mod tests {
                     postings.for_each_in_chunk(&mut cursor, chunk, 69_000, file, |_, _| {});
                 assert_eq!(walked.is_ok(), chunk == 0);
             }
+        });
+    }
+
+    #[test]
+    fn a_code_outside_the_palette_before_a_looked_up_record_is_named() {
+        with_file(|file| {
+            // Three records, masks {0}, {1}, {0, 1}: a palette of three, codes two bits wide.
+            let mut blob = Vec::new();
+            encode_term(&[(1, 0, 1), (2, 1, 1), (3, 0, 1), (3, 1, 2)], &mut blob);
+            let docs_len = u32_at(&blob, 0) as usize;
+            let codes = 4 + docs_len + 2 + 3 * 2 + 1;
+            assert_eq!(blob[codes], 0b10_01_00);
+            // The first record's code becomes 3, past the palette.
+            blob[codes] |= 0b11;
+            let postings = TermPostings::parse(&blob, file).unwrap();
+            let looked_up = postings.for_each_with_tfs_of(&[3], file, |_, _, _| {});
+            let problem = looked_up.unwrap_err().to_string();
+            assert!(
+                problem.contains("postings code 3 is outside a palette of 3"),
+                "{problem}"
+            );
         });
     }
 
