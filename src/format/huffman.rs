@@ -310,8 +310,9 @@ impl Decoder {
             .filter(|&s| lengths[s as usize] > 0)
             .collect();
         let symbols = by_rank.len() as u32;
-        if lengths.is_sorted() {
-            // Canonical order is symbol order: skip a lookup.
+        if lengths.is_sorted() && lengths.first().is_some_and(|&len| len > 0) {
+            // Every symbol has a code and canonical order is symbol order: skip a lookup.
+            // (Sorted lengths that start with zeros rank the first coded symbol 0.)
             by_rank = Vec::new();
         } else {
             by_rank.sort_by_key(|&s| (lengths[s as usize], s));
@@ -527,6 +528,30 @@ mod tests {
         let mut reader = BitReader::new(&[0b1000_0011, 0xFF, 0xFF, 0xFF]);
         assert_eq!(decoder.decode(&mut reader), Ok(1));
         assert!(decoder.decode(&mut reader).is_err());
+    }
+
+    /// Sorted lengths that start with symbols without a code: a long code decodes to its own
+    /// symbol, not to its canonical rank.
+    #[test]
+    fn sorted_lengths_after_symbols_without_a_code_decode_their_own_symbols() {
+        let lengths = [0, 0, 1, 10, 10];
+        let codes = canonical_codes(&lengths);
+        let mut bytes = Vec::new();
+        let mut writer = BitWriter::new(&mut bytes);
+        for symbol in [4, 2, 3, 4] {
+            let (code, len) = codes[symbol];
+            writer.put(code, u32::from(len));
+        }
+        writer.finish();
+        let decoder = Decoder::new(&lengths, 4);
+        let mut reader = BitReader::new(&bytes);
+        for symbol in [4, 2, 3, 4] {
+            assert_eq!(decoder.decode(&mut reader), Ok(symbol));
+        }
+        reader.finish().unwrap();
+        // The case a property found: one code of ten zero bits, a table of one bit.
+        let decoder = Decoder::new(&[0, 10], 1);
+        assert_eq!(decoder.decode(&mut BitReader::new(&[0, 0])), Ok(1));
     }
 
     #[test]
