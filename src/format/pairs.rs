@@ -16,6 +16,8 @@
 //! word's partners, the pair's records. Gaps packed per block take a byte or two a record where
 //! a roaring array takes two.
 
+use std::ops::ControlFlow;
+
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::blobs::BlobWriter;
@@ -222,6 +224,65 @@ pub fn for_each_record(
     file: &IndexFile,
     mut visit: impl FnMut(u32),
 ) -> Result<()> {
+    walk_records(blob, records, file, |record| {
+        visit(record);
+        ControlFlow::Continue(())
+    })
+}
+
+/// The records of one pair a segment indexes, read from its blob in place, as far as a reader
+/// needs them; none when the segment holds no such pair.
+#[derive(Clone, Copy, Debug)]
+pub struct PairRecords<'a> {
+    /// The record list blob (empty: no record).
+    blob: &'a [u8],
+    len: u32,
+}
+
+impl<'a> PairRecords<'a> {
+    /// A pair no record holds.
+    pub const NONE: PairRecords<'static> = PairRecords { blob: &[], len: 0 };
+
+    /// The records of a record list blob; fails on a blob too short for its count.
+    pub fn new(blob: &'a [u8], file: &IndexFile) -> Result<PairRecords<'a>> {
+        let len = ByteCursor::new(blob)
+            .u32()
+            .map_err(|problem| file.corrupt(problem.within("pair records")))?;
+        Ok(PairRecords { blob, len })
+    }
+
+    /// How many records hold the pair.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether no record holds the pair.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Calls `visit` with each record, ascending, until it breaks; fails as
+    /// [`for_each_record`] does on what it reads (the blob's CRC covers the rest).
+    pub fn try_for_each(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        visit: impl FnMut(u32) -> ControlFlow<()>,
+    ) -> Result<()> {
+        if self.blob.is_empty() {
+            return Ok(());
+        }
+        walk_records(self.blob, records, file, visit)
+    }
+}
+
+/// [`for_each_record`], stopping where `visit` breaks (without checking the rest).
+fn walk_records(
+    blob: &[u8],
+    records: u32,
+    file: &IndexFile,
+    mut visit: impl FnMut(u32) -> ControlFlow<()>,
+) -> Result<()> {
     let cut = |problem: FormatError| file.corrupt(problem.within("pair records"));
     let mut cursor = ByteCursor::new(blob);
     let mut remaining = cursor.u32().map_err(cut)? as usize;
@@ -240,7 +301,9 @@ pub fn for_each_record(
                     "pair records name record {record}, the segment holds {records}"
                 )));
             }
-            visit(record as u32);
+            if visit(record as u32).is_break() {
+                return Ok(());
+            }
             next = record + 1;
         }
         remaining -= count;
@@ -280,6 +343,17 @@ mod tests {
         });
     }
 
+    #[test]
+    fn a_pair_no_record_holds_reads_as_none() {
+        with_file(|file| {
+            let none = PairRecords::NONE;
+            assert!(none.is_empty());
+            none.try_for_each(10, file, |_| panic!("no record"))
+                .unwrap();
+            assert!(PairRecords::new(&[1, 0, 0], file).is_err());
+        });
+    }
+
     proptest! {
         #[test]
         fn record_lists_read_back(set in proptest::collection::btree_set(0u32..300_000, 0..700)) {
@@ -290,6 +364,20 @@ mod tests {
                 let mut read = Vec::new();
                 for_each_record(&blob, 300_000, file, |r| read.push(r)).unwrap();
                 assert_eq!(read, records);
+                // Read in place, as far as asked.
+                let list = PairRecords::new(&blob, file).unwrap();
+                assert_eq!(list.len() as usize, records.len());
+                let half = records.len() / 2;
+                let mut head = Vec::new();
+                list.try_for_each(300_000, file, |r| {
+                    head.push(r);
+                    match head.len() > half {
+                        true => ControlFlow::Break(()),
+                        false => ControlFlow::Continue(()),
+                    }
+                })
+                .unwrap();
+                assert_eq!(head, records[..records.len().min(half + 1)]);
                 if let Some(&last) = records.last() {
                     assert!(for_each_record(&blob, last, file, |_| {}).is_err());
                 }

@@ -15,7 +15,7 @@ use crate::format::directory::Directory;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
-use crate::format::pairs::{self, PairHeader};
+use crate::format::pairs::{PairHeader, PairRecords};
 use crate::format::postings::{decode_bitmap, TermPostings};
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
@@ -237,23 +237,23 @@ impl Segment {
             .map_err(|problem| Error::corrupt(file.path(), problem.clone()))
     }
 
-    /// The records holding the words `first second` next to each other in some value, as a bit
-    /// per record; `None` when this segment does not index that pair (a word is not frequent).
-    pub fn pair_records(&self, first: &str, second: &str) -> Result<Option<Vec<u64>>> {
+    /// The records holding the words `first second` next to each other in some value; `None`
+    /// when this segment does not index that pair (a word is not frequent).
+    pub fn pair(&self, first: &str, second: &str) -> Result<Option<PairRecords<'_>>> {
         let header = self.pair_header()?;
         let id = |word: &str| header.words.binary_search_by(|w| w.as_str().cmp(word)).ok();
         let (Some(a), Some(b)) = (id(first), id(second)) else {
             return Ok(None);
         };
         let file = self.pairs.file();
-        let n = self.len();
-        let mut bits = vec![0u64; (n as usize).div_ceil(64)];
         let partners = self.pairs.get(header.partners_blob(a))?;
-        if let Some(pair) = header.pair_number(a, b as u16, partners, file)? {
-            let blob = self.pairs.get(header.records_blob(pair))?;
-            pairs::for_each_record(blob, n, file, |r| bits[r as usize / 64] |= 1 << (r % 64))?;
+        match header.pair_number(a, b as u16, partners, file)? {
+            Some(pair) => Ok(Some(PairRecords::new(
+                self.pairs.get(header.records_blob(pair))?,
+                file,
+            )?)),
+            None => Ok(Some(PairRecords::NONE)),
         }
-        Ok(Some(bits))
     }
 
     /// The records that supersede another record: the union of the supersedes facets.

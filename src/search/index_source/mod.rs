@@ -228,7 +228,9 @@ impl<'a> IndexSource<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::bitpack::bit_set;
     use crate::index::BuildOptions;
+    use terms::phrase_records;
 
     /// An index built from `lines` (JSON Lines) in `dir`, `segment_records` to a segment
     /// where given.
@@ -314,6 +316,51 @@ mod tests {
         assert!(bytes <= Decoded::BYTES, "{bytes}");
         assert!(bytes > Decoded::BYTES - (1 << 20), "{bytes}");
         assert_eq!(records, 9);
+    }
+
+    /// A phrase of frequent words is narrowed to the records holding every one of its pairs
+    /// (exactly, for two words) before any text is read; records holding each pair apart pass
+    /// to the text check, those holding one pair only do not.
+    #[test]
+    fn phrase_records_hold_every_pair_of_the_phrase() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = (0..80)
+            .map(|i| {
+                let task = match i {
+                    0 | 1 => "alpha beta gamma",
+                    2 => "alpha beta then beta gamma",
+                    3..=40 => "alpha beta and gamma alpha",
+                    _ => "beta gamma",
+                };
+                format!(r#"{{"id":"r{i}","task":"{task}"}}"#)
+            })
+            .collect();
+        let index = built(dir.path(), &lines, None);
+        let segment = &index.segments()[0];
+        let records =
+            |bits: &[u64]| -> Vec<u32> { (0..80).filter(|&d| bit_set(bits, d)).collect() };
+        let (bits, exact) = phrase_records(segment, "alpha beta gamma", &index)
+            .unwrap()
+            .unwrap();
+        assert_eq!((records(&bits), exact), (vec![0, 1, 2], false));
+        let (bits, exact) = phrase_records(segment, "beta gamma", &index)
+            .unwrap()
+            .unwrap();
+        let mut holding = vec![0, 1, 2];
+        holding.extend(41..80);
+        assert_eq!((records(&bits), exact), (holding, true));
+        // A pair of frequent words no record holds.
+        let (bits, exact) = phrase_records(segment, "gamma beta alpha", &index)
+            .unwrap()
+            .unwrap();
+        assert_eq!((records(&bits), exact), (vec![], false));
+        // Asked of records in any order, some twice.
+        let (possible, exact) =
+            phrase_among(segment, "alpha beta gamma", &index, &[40, 2, 0, 79, 1, 2]).unwrap();
+        assert_eq!(possible, [false, true, true, false, true, true]);
+        assert!(!exact);
+        let (possible, exact) = phrase_among(segment, "beta gamma", &index, &[79, 3, 0]).unwrap();
+        assert_eq!((possible, exact), (vec![true, false, true], true));
     }
 
     #[test]

@@ -2,10 +2,14 @@
 //! terms a query token expands to (FST: exact and prefix), the records passing the filters, and
 //! where the phrase may occur (pair postings, or every word's terms in one group).
 
+use std::ops::ControlFlow;
+
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
+use crate::format::file::IndexFile;
+use crate::format::pairs::PairRecords;
 use crate::format::postings::TermPostings;
 use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::segment::Segment;
@@ -235,26 +239,34 @@ pub(super) fn phrase_records(
         .iter()
         .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
     let mut every_pair = words.len() >= 2 && not_cjk;
-    let mut held: Option<Vec<u64>> = None;
+    let mut lists = Vec::new();
     if not_cjk {
         for pair in words.windows(2) {
-            match segment.pair_records(&pair[0], &pair[1])? {
-                Some(bits) => {
-                    held = Some(match held {
-                        Some(mut all) => {
-                            all.iter_mut().zip(&bits).for_each(|(a, b)| *a &= b);
-                            all
-                        }
-                        None => bits,
-                    })
-                }
+            match segment.pair(&pair[0], &pair[1])? {
+                Some(list) => lists.push(list),
                 None => every_pair = false,
             }
         }
     }
+    let exact = every_pair && words.len() == 2;
+    let held = match lists.is_empty() {
+        true => None,
+        false => Some(records_holding_all(segment, lists)?),
+    };
+    let held = match held {
+        // No record holds every indexed pair: whatever the other words' postings say.
+        Some(held) if held.is_empty() => return Ok(Some((Vec::new(), exact))),
+        Some(held) => {
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            held.iter()
+                .for_each(|&doc| bits[doc as usize / 64] |= 1 << (doc % 64));
+            Some(bits)
+        }
+        None => None,
+    };
     if every_pair {
         let held = held.unwrap_or_else(|| vec![0; n.div_ceil(64)]);
-        return Ok(Some((held, words.len() == 2)));
+        return Ok(Some((held, exact)));
     }
     let mut bits = phrase_prefilter(segment, query, index)?;
     if let Some(held) = held {
@@ -267,6 +279,49 @@ pub(super) fn phrase_records(
         });
     }
     Ok(bits.map(|bits| (bits, false)))
+}
+
+/// The records (ascending) holding every one of `lists` (at least one): the shortest read
+/// whole, each other read only as far as the records still held, rarest first, until none is.
+fn records_holding_all(segment: &Segment, mut lists: Vec<PairRecords<'_>>) -> Result<Vec<u32>> {
+    let n = segment.len();
+    let file = segment.pairs.file();
+    lists.sort_by_key(PairRecords::len);
+    let (shortest, others) = lists.split_first().expect("a pair at least");
+    let mut held = Vec::with_capacity(shortest.len() as usize);
+    shortest.try_for_each(n, file, |doc| {
+        held.push(doc);
+        ControlFlow::Continue(())
+    })?;
+    for list in others {
+        if held.is_empty() {
+            break;
+        }
+        held = held_among(&held, list, n, file)?;
+    }
+    Ok(held)
+}
+
+/// Which of `docs` (ascending) `list` holds, ascending; its records are read up to the last
+/// of `docs`.
+fn held_among(docs: &[u32], list: &PairRecords<'_>, n: u32, file: &IndexFile) -> Result<Vec<u32>> {
+    let mut kept = Vec::new();
+    let mut at = 0;
+    list.try_for_each(n, file, |doc| {
+        while at < docs.len() && docs[at] < doc {
+            at += 1;
+        }
+        match docs.get(at) {
+            None => return ControlFlow::Break(()),
+            Some(&wanted) if wanted == doc => {
+                kept.push(doc);
+                at += 1;
+            }
+            Some(_) => {}
+        }
+        ControlFlow::Continue(())
+    })?;
+    Ok(kept)
 }
 
 /// Per record of `docs` (of one segment), whether the postings let the phrase of `query` occur
@@ -286,19 +341,23 @@ pub(super) fn phrase_among(
     let mut possible = vec![true; docs.len()];
     let mut every_pair = words.len() >= 2 && not_cjk;
     if not_cjk {
+        // The records asked about, ascending, each once.
+        let mut asked = docs.to_vec();
+        asked.sort_unstable();
+        asked.dedup();
+        let (n, file) = (segment.len(), segment.pairs.file());
         for pair in words.windows(2) {
-            match segment.pair_records(&pair[0], &pair[1])? {
-                Some(bits) => {
-                    for (possible, &doc) in possible.iter_mut().zip(docs) {
-                        *possible &= bit_set(&bits, doc);
-                    }
-                }
+            match segment.pair(&pair[0], &pair[1])? {
+                Some(list) => asked = held_among(&asked, &list, n, file)?,
                 None => every_pair = false,
             }
         }
+        for (possible, doc) in possible.iter_mut().zip(docs) {
+            *possible = asked.binary_search(doc).is_ok();
+        }
     }
-    if every_pair {
-        return Ok((possible, words.len() == 2));
+    if every_pair || !possible.contains(&true) {
+        return Ok((possible, every_pair && words.len() == 2));
     }
     // Every key of the words in one group.
     let file = segment.postings.file();
