@@ -235,34 +235,20 @@ pub(super) fn phrase_records(
 ) -> Result<Option<(Vec<u64>, bool)>> {
     let n = segment.len() as usize;
     let words = text::words(query);
-    let not_cjk = words
-        .iter()
-        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
-    let mut every_pair = words.len() >= 2 && not_cjk;
-    let mut lists = Vec::new();
-    if not_cjk {
-        for pair in words.windows(2) {
-            match segment.pair(&pair[0], &pair[1])? {
-                Some(list) => lists.push(list),
-                None => every_pair = false,
-            }
-        }
-    }
+    let (lists, every_pair) = indexed_pairs(segment, &words)?;
     let exact = every_pair && words.len() == 2;
-    let held = match lists.is_empty() {
-        true => None,
-        false => Some(records_holding_all(segment, lists)?),
-    };
-    let held = match held {
-        // No record holds every indexed pair: whatever the other words' postings say.
-        Some(held) if held.is_empty() => return Ok(Some((Vec::new(), exact))),
-        Some(held) => {
-            let mut bits = vec![0u64; n.div_ceil(64)];
-            held.iter()
-                .for_each(|&doc| bits[doc as usize / 64] |= 1 << (doc % 64));
-            Some(bits)
+    let held = if lists.is_empty() {
+        None
+    } else {
+        let held = held_by_all(segment, lists, None)?;
+        if held.is_empty() {
+            // No record holds every indexed pair: whatever the other words' postings say.
+            return Ok(Some((Vec::new(), exact)));
         }
-        None => None,
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        held.iter()
+            .for_each(|&doc| bits[doc as usize / 64] |= 1 << (doc % 64));
+        Some(bits)
     };
     if every_pair {
         let held = held.unwrap_or_else(|| vec![0; n.div_ceil(64)]);
@@ -281,19 +267,51 @@ pub(super) fn phrase_records(
     Ok(bits.map(|bits| (bits, false)))
 }
 
-/// The records (ascending) holding every one of `lists` (at least one): the shortest read
-/// whole, each other read only as far as the records still held, rarest first, until none is.
-fn records_holding_all(segment: &Segment, mut lists: Vec<PairRecords<'_>>) -> Result<Vec<u32>> {
+/// The word pairs of a phrase's `words` that `segment` indexes, and whether it indexes every
+/// one (so the phrase has two words or more, none CJK).
+fn indexed_pairs<'s>(
+    segment: &'s Segment,
+    words: &[String],
+) -> Result<(Vec<PairRecords<'s>>, bool)> {
+    let not_cjk = words
+        .iter()
+        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
+    let mut every_pair = words.len() >= 2 && not_cjk;
+    let mut lists = Vec::new();
+    if not_cjk {
+        for pair in words.windows(2) {
+            match segment.pair(&pair[0], &pair[1])? {
+                Some(list) => lists.push(list),
+                None => every_pair = false,
+            }
+        }
+    }
+    Ok((lists, every_pair))
+}
+
+/// The records (ascending) holding every one of `lists` (at least one), among `asked`
+/// (ascending, distinct) where given, else the shortest list's: each list read only as far as
+/// the records still held, rarest first, until none is.
+fn held_by_all(
+    segment: &Segment,
+    mut lists: Vec<PairRecords<'_>>,
+    asked: Option<Vec<u32>>,
+) -> Result<Vec<u32>> {
     let n = segment.len();
     let file = segment.pairs.file();
     lists.sort_by_key(PairRecords::len);
-    let (shortest, others) = lists.split_first().expect("a pair at least");
-    let mut held = Vec::with_capacity(shortest.len() as usize);
-    shortest.try_for_each(n, file, |doc| {
-        held.push(doc);
-        ControlFlow::Continue(())
-    })?;
-    for list in others {
+    let (mut held, rest) = match asked {
+        Some(asked) => (asked, &lists[..]),
+        None => {
+            let mut held = Vec::with_capacity(lists[0].len() as usize);
+            lists[0].try_for_each(n, file, |doc| {
+                held.push(doc);
+                ControlFlow::Continue(())
+            })?;
+            (held, &lists[1..])
+        }
+    };
+    for list in rest {
         if held.is_empty() {
             break;
         }
@@ -335,23 +353,14 @@ pub(super) fn phrase_among(
     docs: &[u32],
 ) -> Result<(Vec<bool>, bool)> {
     let words = text::words(query);
-    let not_cjk = words
-        .iter()
-        .all(|w| !w.chars().next().is_some_and(text::is_cjk_char));
     let mut possible = vec![true; docs.len()];
-    let mut every_pair = words.len() >= 2 && not_cjk;
-    if not_cjk {
+    let (lists, every_pair) = indexed_pairs(segment, &words)?;
+    if !lists.is_empty() {
         // The records asked about, ascending, each once.
         let mut asked = docs.to_vec();
         asked.sort_unstable();
         asked.dedup();
-        let (n, file) = (segment.len(), segment.pairs.file());
-        for pair in words.windows(2) {
-            match segment.pair(&pair[0], &pair[1])? {
-                Some(list) => asked = held_among(&asked, &list, n, file)?,
-                None => every_pair = false,
-            }
-        }
+        let asked = held_by_all(segment, lists, Some(asked))?;
         for (possible, doc) in possible.iter_mut().zip(docs) {
             *possible = asked.binary_search(doc).is_ok();
         }
