@@ -72,9 +72,11 @@ impl FileKind {
             // 3: bit-packed rows, each column at the width its values need (columns/); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
-            // 2: one record set per term with a group-mask code per record (postings.rs); 1 had
-            // a bitmap per group. Facet postings share the kind and kept their layout.
-            FileKind::Postings => 2,
+            // 3: the word-pair file keeps short record lists in its partners blobs and its words
+            // last (pairs.rs); 2: one record set per term with a group-mask code per record
+            // (postings.rs); 1 had a bitmap per group. The term and facet postings share the
+            // kind and kept their layout since 2.
+            FileKind::Postings => 3,
             FileKind::Manifest | FileKind::Fst => FORMAT_VERSION,
         }
     }

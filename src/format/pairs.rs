@@ -1,78 +1,84 @@
 //! The word-pair file of a segment (`<segment>.pairs`, a blob file; see `index/pairs.rs` for
-//! what the pairs mean). With W frequent words and P pairs, pairs numbered in id order
-//! (first word, then second word):
+//! what the pairs mean). With W frequent words and P pairs, pairs numbered in id order (first
+//! word, then second word), and n blobs:
 //!
 //! ```text
-//! blob 0         W u32 LE; each frequent word as u16 LE length + UTF-8, in byte order (a
-//!                word's id is its position); then per word, the number of the first pair it
-//!                starts, u32 LE; then P u32 LE
-//! blob 1 + a     the second words of the pairs that word a starts, u16 LE ids ascending
-//! blob 1 + W + i the records holding pair i: count u32 LE, then the gaps (the first record,
-//!                then each record − previous − 1) in blocks of 128 (the last one shorter),
-//!                each block a width byte then its gaps packed at that width (bitpack.rs)
+//! per word a, in id order:
+//!   blob          the records of each pair a starts that more than 64 records hold, one blob
+//!                 each in pair order: count u32 LE, then the gaps (the first record, then each
+//!                 record − previous − 1) in blocks of 128 (the last one shorter), each block a
+//!                 width byte then its gaps packed at that width (bitpack.rs)
+//!   blob          a's partners: the second words of the pairs a starts, u16 LE ids ascending;
+//!                 then per pair, u32 LE, where its records are: the offset of its list among
+//!                 the lists that follow, or 2^31 + the number of its own blob; then the lists
+//!                 of the pairs at most 64 records hold, in pair order, each its count u8 and
+//!                 its gaps as one block
+//! blob n − 1      W u32 LE; each frequent word as u16 LE length + UTF-8, in byte order (a
+//!                 word's id is its position); then per word, the number of the first pair it
+//!                 starts, u32 LE; then P u32 LE; then per word, the number of its partners
+//!                 blob, u32 LE
 //! ```
 //!
-//! A lookup reads three small blobs (each checked against its CRC): the words, the first
-//! word's partners, the pair's records. Gaps packed per block take a byte or two a record where
-//! a roaring array takes two.
+//! A lookup reads at most three blobs (each checked against its CRC): the words, the first
+//! word's partners with most pairs' records, and a pair's own blob where many records hold it.
+//! Gaps packed per block take a byte or two a record where a roaring array takes two; a short
+//! list inside its partners blob costs no blob of its own (a directory entry of 16 bytes and a
+//! 4-byte count). Each blob is written once its records are known, the words last, so a build
+//! or a merge streams the pairs word by word.
 
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::blobs::BlobWriter;
-use crate::format::bytes::{u16_at, ByteCursor};
+use crate::format::bytes::{u16_at, u32_at, ByteCursor};
+use crate::format::directory::FileTarget;
 use crate::format::file::IndexFile;
+use crate::format::footer::{FileKind, Footer};
 use crate::format::FormatError;
 
 const BLOCK: usize = 128;
 
-/// Appends blob 0: the words (sorted, distinct) and, per word, the number of its first pair,
-/// then the pair count.
-pub fn encode_header(words: &[String], first_pairs: &[u32], pairs: u32, out: &mut Vec<u8>) {
-    out.extend_from_slice(&(words.len() as u32).to_le_bytes());
-    for word in words {
-        out.extend_from_slice(&(word.len() as u16).to_le_bytes());
-        out.extend_from_slice(word.as_bytes());
-    }
-    for first in first_pairs {
-        out.extend_from_slice(&first.to_le_bytes());
-    }
-    out.extend_from_slice(&pairs.to_le_bytes());
+/// A pair that at most this many records hold keeps its list in its first word's partners
+/// blob (one block, its count in a byte).
+pub const INLINE_MAX: usize = 64;
+
+/// A place at or above this names the pair's own blob (the rest of its bits); below, it is the
+/// offset of the pair's list among its partners blob's lists.
+const OWN_BLOB: u32 = 1 << 31;
+
+/// A pair's record list, encoded for [`PairsWriter::push_word`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EncodedList {
+    /// Kept in the partners blob: count u8, then one block.
+    Inline(Vec<u8>),
+    /// A blob of its own: count u32 LE, then the blocks.
+    Own(Vec<u8>),
 }
 
-/// Appends a blob of second-word ids (ascending).
-pub fn encode_partners(seconds: &[u16], out: &mut Vec<u8>) {
-    for second in seconds {
-        out.extend_from_slice(&second.to_le_bytes());
+impl EncodedList {
+    /// The list of `records` (ascending, distinct, at least one) in the form its length asks
+    /// for.
+    pub fn new(records: &[u32]) -> EncodedList {
+        debug_assert!(!records.is_empty(), "a pair some record holds");
+        let mut out = Vec::new();
+        match u8::try_from(records.len()) {
+            Ok(count) if records.len() <= INLINE_MAX => {
+                out.push(count);
+                encode_blocks(records, &mut out);
+                EncodedList::Inline(out)
+            }
+            _ => {
+                out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+                encode_blocks(records, &mut out);
+                EncodedList::Own(out)
+            }
+        }
     }
-}
-
-/// Writes blob 0 and the partner blobs of a pairs file into `writer`, which is empty: the
-/// words (sorted, distinct) and, per word, the second words of the pairs it starts
-/// (ascending). Each pair's records blob follows, pushed by the caller in pair order.
-pub fn write_head(writer: &mut BlobWriter, words: &[String], partners: &[Vec<u16>]) -> Result<()> {
-    debug_assert_eq!(words.len(), partners.len());
-    let mut first_pairs = Vec::with_capacity(words.len());
-    let mut pairs = 0u32;
-    for seconds in partners {
-        first_pairs.push(pairs);
-        pairs += seconds.len() as u32;
-    }
-    let mut bytes = Vec::new();
-    encode_header(words, &first_pairs, pairs, &mut bytes);
-    writer.push(&bytes)?;
-    for seconds in partners {
-        bytes.clear();
-        encode_partners(seconds, &mut bytes);
-        writer.push(&bytes)?;
-    }
-    Ok(())
 }
 
 /// Appends a record list (ascending, distinct) as gaps packed in blocks.
-pub fn encode_records(records: &[u32], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+fn encode_blocks(records: &[u32], out: &mut Vec<u8>) {
     let mut previous: Option<u32> = None;
     let gaps: Vec<u32> = records
         .iter()
@@ -89,23 +95,94 @@ pub fn encode_records(records: &[u32], out: &mut Vec<u8>) {
     }
 }
 
-/// A parsed blob 0.
+/// Writes a pairs file word by word, the words last.
+pub struct PairsWriter {
+    writer: BlobWriter,
+    /// Per word written, the number of its first pair, then the pairs written.
+    first_pairs: Vec<u32>,
+    pairs: u32,
+    /// Per word written, the number of its partners blob.
+    partners_blobs: Vec<u32>,
+}
+
+impl PairsWriter {
+    /// Creates the pairs file at `path`.
+    pub fn create(path: impl Into<FileTarget>) -> Result<PairsWriter> {
+        Ok(PairsWriter {
+            writer: BlobWriter::create(path, FileKind::Postings)?,
+            first_pairs: Vec::new(),
+            pairs: 0,
+            partners_blobs: Vec::new(),
+        })
+    }
+
+    /// Writes the pairs the next word starts: per pair, its second word (ascending) and its
+    /// records' list.
+    pub fn push_word(&mut self, pairs: &[(u16, EncodedList)]) -> Result<()> {
+        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0));
+        let mut partners = Vec::with_capacity(6 * pairs.len());
+        for (second, _) in pairs {
+            partners.extend_from_slice(&second.to_le_bytes());
+        }
+        let mut lists = Vec::new();
+        for (_, list) in pairs {
+            let place = match list {
+                EncodedList::Inline(bytes) => {
+                    let offset = lists.len() as u32;
+                    lists.extend_from_slice(bytes);
+                    offset
+                }
+                EncodedList::Own(bytes) => OWN_BLOB | self.writer.push(bytes)? as u32,
+            };
+            partners.extend_from_slice(&place.to_le_bytes());
+        }
+        partners.extend_from_slice(&lists);
+        self.first_pairs.push(self.pairs);
+        self.pairs += pairs.len() as u32;
+        self.partners_blobs
+            .push(self.writer.push(&partners)? as u32);
+        Ok(())
+    }
+
+    /// Writes the words (sorted, distinct, one for each [`PairsWriter::push_word`] in order)
+    /// and the directory, and syncs the file.
+    pub fn finish(mut self, words: &[String]) -> Result<Footer> {
+        debug_assert_eq!(words.len(), self.partners_blobs.len());
+        let mut header = Vec::new();
+        header.extend_from_slice(&(words.len() as u32).to_le_bytes());
+        for word in words {
+            header.extend_from_slice(&(word.len() as u16).to_le_bytes());
+            header.extend_from_slice(word.as_bytes());
+        }
+        self.first_pairs.push(self.pairs);
+        for number in self.first_pairs.iter().chain(&self.partners_blobs) {
+            header.extend_from_slice(&number.to_le_bytes());
+        }
+        self.writer.push(&header)?;
+        self.writer.finish()
+    }
+}
+
+/// A parsed header (the last blob).
 #[derive(Debug, Default)]
 pub struct PairHeader {
     /// The frequent words, in byte order.
     pub words: Vec<String>,
     /// Per word, the number of the first pair it starts; then the pair count.
     pub first_pairs: Vec<u32>,
+    /// Per word, the number of its partners blob.
+    pub partners_blobs: Vec<u32>,
 }
 
 impl PairHeader {
-    /// Parses blob 0, checking the words are UTF-8 in strictly ascending order and the pair
-    /// numbers do not decrease.
-    pub fn parse(blob: &[u8], file: &IndexFile) -> Result<PairHeader> {
-        PairHeader::parse_bytes(blob).map_err(|problem| file.corrupt(problem))
+    /// Parses the header of a file of `blobs` blobs, checking the words are UTF-8 in strictly
+    /// ascending order, the pair numbers do not decrease and the partners blobs ascend before
+    /// the header.
+    pub fn parse(blob: &[u8], blobs: usize, file: &IndexFile) -> Result<PairHeader> {
+        PairHeader::parse_bytes(blob, blobs).map_err(|problem| file.corrupt(problem))
     }
 
-    fn parse_bytes(blob: &[u8]) -> std::result::Result<PairHeader, FormatError> {
+    fn parse_bytes(blob: &[u8], blobs: usize) -> std::result::Result<PairHeader, FormatError> {
         let cut = |problem: FormatError| problem.within("pair header");
         let mut cursor = ByteCursor::new(blob);
         let word_count = cursor.u32().map_err(cut)? as usize;
@@ -122,17 +199,32 @@ impl PairHeader {
             }
             words.push(word.to_string());
         }
-        let first_pairs = (0..=word_count)
-            .map(|_| cursor.u32())
-            .collect::<std::result::Result<Vec<u32>, _>>()
-            .map_err(cut)?;
+        let mut numbers = |count: usize| {
+            (0..count)
+                .map(|_| cursor.u32())
+                .collect::<std::result::Result<Vec<u32>, _>>()
+                .map_err(cut)
+        };
+        let first_pairs = numbers(word_count + 1)?;
         if first_pairs.windows(2).any(|w| w[0] > w[1]) || first_pairs[0] != 0 {
             return Err("pair numbers are out of order".into());
+        }
+        let partners_blobs = numbers(word_count)?;
+        if partners_blobs.windows(2).any(|w| w[0] >= w[1])
+            || partners_blobs
+                .last()
+                .is_some_and(|&last| last as usize + 1 >= blobs)
+        {
+            return Err(format!("partners blobs out of order in a file of {blobs} blobs").into());
         }
         if !cursor.is_empty() {
             return Err("pair header has trailing bytes".into());
         }
-        Ok(PairHeader { words, first_pairs })
+        Ok(PairHeader {
+            words,
+            first_pairs,
+            partners_blobs,
+        })
     }
 
     /// The number of pairs.
@@ -140,115 +232,165 @@ impl PairHeader {
         self.first_pairs.last().copied().unwrap_or(0)
     }
 
-    /// The blob holding the second words of the pairs word `first` starts.
+    /// The blob holding the pairs word `first` starts.
     pub fn partners_blob(&self, first: usize) -> usize {
-        1 + first
+        self.partners_blobs[first] as usize
     }
 
-    /// The blob holding the records of pair number `pair`.
-    pub fn records_blob(&self, pair: u32) -> usize {
-        1 + self.words.len() + pair as usize
-    }
-
-    /// The number of the pair (`first`, `second`) given the partners blob of `first`, if the
-    /// segment holds it.
-    pub fn pair_number(
+    /// The pairs word `first` starts, read from its partners blob, whose size is checked
+    /// against their number.
+    pub fn partners<'a>(
         &self,
         first: usize,
-        second: u16,
-        partners: &[u8],
+        blob: &'a [u8],
         file: &IndexFile,
-    ) -> Result<Option<u32>> {
-        let (starts, count) = self.partner_count(first, partners, file)?;
-        let at = |i: usize| u16_at(partners, 2 * i);
-        let (mut lo, mut hi) = (0, count);
+    ) -> Result<Partners<'a>> {
+        let count = (self.first_pairs[first + 1] - self.first_pairs[first]) as usize;
+        if blob.len() < 6 * count {
+            return Err(file.corrupt(format!(
+                "word {first} starts {count} pairs, its partners blob holds {} bytes",
+                blob.len()
+            )));
+        }
+        Ok(Partners {
+            seconds: &blob[..2 * count],
+            places: &blob[2 * count..6 * count],
+            lists: &blob[6 * count..],
+            count,
+        })
+    }
+}
+
+/// The pairs one word starts: their second words, and where each one's records are.
+#[derive(Debug, Clone, Copy)]
+pub struct Partners<'a> {
+    seconds: &'a [u8],
+    places: &'a [u8],
+    lists: &'a [u8],
+    count: usize,
+}
+
+/// Where a pair's records are.
+#[derive(Debug, Clone, Copy)]
+pub enum PairList<'a> {
+    /// In the partners blob.
+    Inline(PairRecords<'a>),
+    /// In blob number (of the file) `.0`.
+    Own(usize),
+}
+
+impl<'a> Partners<'a> {
+    /// How many pairs the word starts.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the word starts no pair.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The second word of pair `j`.
+    pub fn second(&self, j: usize) -> u16 {
+        u16_at(self.seconds, 2 * j)
+    }
+
+    /// The place of the pair with second word `second`, if the word starts it.
+    pub fn find(&self, second: u16) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if at(mid) < second {
+            if self.second(mid) < second {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        Ok((lo < count && at(lo) == second).then_some(starts + lo as u32))
+        (lo < self.count && self.second(lo) == second).then_some(lo)
     }
 
-    /// The second words of the pairs word `first` starts (its partners blob), ascending, and
-    /// the number of its first pair.
-    pub fn partners(
-        &self,
-        first: usize,
-        partners: &[u8],
-        file: &IndexFile,
-    ) -> Result<(u32, Vec<u16>)> {
-        let (starts, _) = self.partner_count(first, partners, file)?;
-        let seconds: Vec<u16> = partners
-            .chunks_exact(2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .collect();
+    /// The second words, checked to ascend and to be among the `words` frequent words.
+    pub fn seconds(&self, words: usize, file: &IndexFile) -> Result<Vec<u16>> {
+        let seconds: Vec<u16> = (0..self.count).map(|j| self.second(j)).collect();
         if seconds.windows(2).any(|w| w[0] >= w[1])
-            || seconds
-                .last()
-                .is_some_and(|&b| usize::from(b) >= self.words.len())
+            || seconds.last().is_some_and(|&b| usize::from(b) >= words)
         {
-            return Err(file.corrupt(format!("the partners of word {first} are out of order")));
+            return Err(file.corrupt("the partners of a frequent word are out of order"));
         }
-        Ok((starts, seconds))
+        Ok(seconds)
     }
 
-    /// The number of the first pair word `first` starts and how many it starts, checked
-    /// against the size of its partners blob.
-    fn partner_count(
-        &self,
-        first: usize,
-        partners: &[u8],
-        file: &IndexFile,
-    ) -> Result<(u32, usize)> {
-        let starts = self.first_pairs[first];
-        let count = (self.first_pairs[first + 1] - starts) as usize;
-        if partners.len() != 2 * count {
+    /// Where the records of pair `j` are: its list, checked to lie in the partners blob, or
+    /// its blob's number.
+    pub fn list(&self, j: usize, file: &IndexFile) -> Result<PairList<'a>> {
+        let place = u32_at(self.places, 4 * j);
+        if place >= OWN_BLOB {
+            return Ok(PairList::Own((place - OWN_BLOB) as usize));
+        }
+        let cut = |problem: FormatError| file.corrupt(problem.within("pair records"));
+        let lists = self.lists;
+        let mut cursor = ByteCursor::new(lists.get(place as usize..).unwrap_or_default());
+        let count = cursor.u8().map_err(cut)?;
+        let width = u32::from(cursor.u8().map_err(cut)?);
+        if count == 0 || usize::from(count) > INLINE_MAX || width > 32 {
             return Err(file.corrupt(format!(
-                "word {first} starts {count} pairs, its partners blob holds {} bytes",
-                partners.len()
+                "a pair list inside its partners blob holds {count} records at width {width}"
             )));
         }
-        Ok((starts, count))
+        let len = 2 + packed_len(usize::from(count), width);
+        let at = place as usize;
+        let blocks = lists
+            .get(at + 1..at + len)
+            .ok_or_else(|| cut("a pair list runs past its partners blob".into()))?;
+        Ok(PairList::Inline(PairRecords {
+            blocks,
+            len: u32::from(count),
+        }))
+    }
+
+    /// The bytes the list of pair `j` takes among the lists inside the partners blob; `None`
+    /// for a list in a blob of its own.
+    pub fn inline_span(&self, j: usize, file: &IndexFile) -> Result<Option<Range<usize>>> {
+        match self.list(j, file)? {
+            PairList::Inline(list) => {
+                let start = u32_at(self.places, 4 * j) as usize;
+                Ok(Some(start..start + 1 + list.blocks.len()))
+            }
+            PairList::Own(_) => Ok(None),
+        }
+    }
+
+    /// The bytes the lists inside the partners blob take.
+    pub fn inline_bytes(&self) -> usize {
+        self.lists.len()
     }
 }
 
-/// Calls `visit` with each record of a record list blob, ascending; fails on a record at or
-/// beyond `records`, or on a blob whose blocks do not fill it exactly.
-pub fn for_each_record(
-    blob: &[u8],
-    records: u32,
-    file: &IndexFile,
-    mut visit: impl FnMut(u32),
-) -> Result<()> {
-    walk_records(blob, records, file, |record| {
-        visit(record);
-        ControlFlow::Continue(())
-    })
-}
-
-/// The records of one pair a segment indexes, read from its blob in place, as far as a reader
-/// needs them; none when the segment holds no such pair.
+/// The records of one pair a segment indexes, read in place, as far as a reader needs them;
+/// none when the segment holds no such pair.
 #[derive(Clone, Copy, Debug)]
 pub struct PairRecords<'a> {
-    /// The record list blob (empty: no record).
-    blob: &'a [u8],
+    /// The blocks of gaps (empty: no record).
+    blocks: &'a [u8],
     len: u32,
 }
 
 impl<'a> PairRecords<'a> {
     /// A pair no record holds.
-    pub const NONE: PairRecords<'static> = PairRecords { blob: &[], len: 0 };
+    pub const NONE: PairRecords<'static> = PairRecords {
+        blocks: &[],
+        len: 0,
+    };
 
-    /// The records of a record list blob; fails on a blob too short for its count.
+    /// The records of a pair's own blob; fails on a blob too short for its count.
     pub fn new(blob: &'a [u8], file: &IndexFile) -> Result<PairRecords<'a>> {
         let len = ByteCursor::new(blob)
             .u32()
             .map_err(|problem| file.corrupt(problem.within("pair records")))?;
-        Ok(PairRecords { blob, len })
+        Ok(PairRecords {
+            blocks: &blob[4..],
+            len,
+        })
     }
 
     /// How many records hold the pair.
@@ -261,31 +403,43 @@ impl<'a> PairRecords<'a> {
         self.len == 0
     }
 
+    /// Calls `visit` with each record, ascending; fails on a record at or beyond `records`, or
+    /// on blocks that do not fill the list exactly.
+    pub fn for_each(
+        &self,
+        records: u32,
+        file: &IndexFile,
+        mut visit: impl FnMut(u32),
+    ) -> Result<()> {
+        walk_records(self.blocks, self.len, records, file, |record| {
+            visit(record);
+            ControlFlow::Continue(())
+        })
+    }
+
     /// Calls `visit` with each record, ascending, until it breaks; fails as
-    /// [`for_each_record`] does on what it reads (the blob's CRC covers the rest).
+    /// [`PairRecords::for_each`] does on what it reads (the blob's CRC covers the rest).
     pub fn try_for_each(
         &self,
         records: u32,
         file: &IndexFile,
         visit: impl FnMut(u32) -> ControlFlow<()>,
     ) -> Result<()> {
-        if self.blob.is_empty() {
-            return Ok(());
-        }
-        walk_records(self.blob, records, file, visit)
+        walk_records(self.blocks, self.len, records, file, visit)
     }
 }
 
-/// [`for_each_record`], stopping where `visit` breaks (without checking the rest).
+/// The `len` records of `blocks`, ascending, until `visit` breaks (without checking the rest).
 fn walk_records(
-    blob: &[u8],
+    blocks: &[u8],
+    len: u32,
     records: u32,
     file: &IndexFile,
     mut visit: impl FnMut(u32) -> ControlFlow<()>,
 ) -> Result<()> {
     let cut = |problem: FormatError| file.corrupt(problem.within("pair records"));
-    let mut cursor = ByteCursor::new(blob);
-    let mut remaining = cursor.u32().map_err(cut)? as usize;
+    let mut cursor = ByteCursor::new(blocks);
+    let mut remaining = len as usize;
     let mut next: u64 = 0;
     while remaining > 0 {
         let width = u32::from(cursor.u8().map_err(cut)?);
@@ -317,29 +471,140 @@ fn walk_records(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::blobs::BlobFile;
     use crate::format::file::with_empty_file as with_file;
+    use crate::format::manifest::FileEntry;
     use proptest::prelude::*;
 
+    /// Writes a pairs file of `words` with `pairs` (first word, second word, records) in id
+    /// order, and opens it.
+    fn written(
+        dir: &std::path::Path,
+        words: &[&str],
+        pairs: &[(usize, u16, Vec<u32>)],
+    ) -> BlobFile {
+        let path = dir.join("pairs");
+        let mut writer = PairsWriter::create(path.as_path()).unwrap();
+        for first in 0..words.len() {
+            let theirs: Vec<(u16, EncodedList)> = pairs
+                .iter()
+                .filter(|p| p.0 == first)
+                .map(|p| (p.1, EncodedList::new(&p.2)))
+                .collect();
+            writer.push_word(&theirs).unwrap();
+        }
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        let footer = writer.finish(&words).unwrap();
+        BlobFile::open(
+            IndexFile::open(&path, FileKind::Postings, &FileEntry::from(footer)).unwrap(),
+        )
+        .unwrap()
+    }
+
+    /// The records of pair (`first`, `second`), `None` when the file does not hold it.
+    fn records_of(blobs: &BlobFile, first: usize, second: u16) -> Option<Vec<u32>> {
+        let file = blobs.file();
+        let header =
+            PairHeader::parse(blobs.get(blobs.len() - 1).unwrap(), blobs.len(), file).unwrap();
+        let partners = header
+            .partners(first, blobs.get(header.partners_blob(first)).unwrap(), file)
+            .unwrap();
+        let j = partners.find(second)?;
+        let list = match partners.list(j, file).unwrap() {
+            PairList::Inline(list) => list,
+            PairList::Own(blob) => PairRecords::new(blobs.get(blob).unwrap(), file).unwrap(),
+        };
+        let mut read = Vec::new();
+        list.for_each(1 << 20, file, |r| read.push(r)).unwrap();
+        assert_eq!(read.len(), list.len() as usize);
+        Some(read)
+    }
+
+    /// Short lists are kept in their word's partners blob and long ones in blobs of their own,
+    /// written before it; the words come last; every pair reads back.
     #[test]
-    fn the_header_reads_back_and_finds_pairs() {
+    fn pairs_read_back_short_lists_inline_long_ones_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let long: Vec<u32> = (0..1000).map(|r| 3 * r).collect();
+        let short = vec![5, 9, 700_000];
+        let most_inline: Vec<u32> = (0..INLINE_MAX as u32).collect();
+        let least_apart: Vec<u32> = (0..=INLINE_MAX as u32).collect();
+        // Pairs (a, ab), (a, b), (b, a), (b, b): word a starts pairs 0..2, ab none, b 2..4.
+        let pairs = [
+            (0, 1, short.clone()),
+            (0, 2, long.clone()),
+            (2, 0, most_inline.clone()),
+            (2, 2, least_apart.clone()),
+        ];
+        let blobs = written(dir.path(), &["a", "ab", "b"], &pairs);
+        // Two lists apart, three partners blobs, the words.
+        assert_eq!(blobs.len(), 6);
+        let file = blobs.file();
+        let header = PairHeader::parse(blobs.get(5).unwrap(), 6, file).unwrap();
+        assert_eq!(header.words, ["a", "ab", "b"]);
+        assert_eq!(header.first_pairs, [0, 2, 2, 4]);
+        assert_eq!(header.partners_blobs, [1, 2, 4]);
+        assert_eq!(header.pairs(), 4);
+        for (first, second, records) in &pairs {
+            assert_eq!(records_of(&blobs, *first, *second).as_ref(), Some(records));
+        }
+        assert_eq!(records_of(&blobs, 0, 0), None);
+        assert_eq!(records_of(&blobs, 1, 2), None);
+        let partners = header.partners(2, blobs.get(4).unwrap(), file).unwrap();
+        assert!(matches!(
+            partners.list(0, file).unwrap(),
+            PairList::Inline(_)
+        ));
+        assert!(matches!(partners.list(1, file).unwrap(), PairList::Own(3)));
+        assert_eq!(partners.seconds(3, file).unwrap(), [0, 2]);
+        assert!(
+            partners.seconds(2, file).is_err(),
+            "a second word past the words"
+        );
+
+        // A header that names blobs out of order, or more than the file holds, is refused.
+        let mut header_blob = blobs.get(5).unwrap().to_vec();
+        assert!(PairHeader::parse(&header_blob, 5, file).is_err());
+        let at = header_blob.len() - 8;
+        header_blob[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        assert!(PairHeader::parse(&header_blob, 6, file).is_err());
+        let blob = blobs.get(5).unwrap();
+        assert!(PairHeader::parse(&blob[..blob.len() - 1], 6, file).is_err());
+    }
+
+    /// A place inside a partners blob that does not hold a whole list of one to 64 records is
+    /// refused, never read past.
+    #[test]
+    fn a_list_place_is_checked_against_its_partners_blob() {
         with_file(|file| {
-            let words: Vec<String> = ["a", "ab", "b"].map(String::from).to_vec();
-            // Pairs (a, ab), (a, b), (b, a): word a starts pairs 0..2, ab none, b pair 2.
-            let mut blob = Vec::new();
-            encode_header(&words, &[0, 2, 2], 3, &mut blob);
-            let header = PairHeader::parse(&blob, file).unwrap();
-            assert_eq!(header.words, words);
-            assert_eq!(header.pairs(), 3);
-            let mut partners = Vec::new();
-            encode_partners(&[1, 2], &mut partners);
-            assert_eq!(header.pair_number(0, 2, &partners, file).unwrap(), Some(1));
-            assert_eq!(header.pair_number(0, 0, &partners, file).unwrap(), None);
-            assert!(header.pair_number(1, 0, &partners, file).is_err());
-            assert_eq!(header.records_blob(2), 6);
-            let mut unordered = Vec::new();
-            encode_header(&words, &[0, 2, 1], 3, &mut unordered);
-            assert!(PairHeader::parse(&unordered, file).is_err());
-            assert!(PairHeader::parse(&blob[..blob.len() - 1], file).is_err());
+            let header = PairHeader {
+                words: vec!["a".into()],
+                first_pairs: vec![0, 1],
+                partners_blobs: vec![0],
+            };
+            let EncodedList::Inline(list) = EncodedList::new(&[1, 2, 3]) else {
+                panic!("three records are kept inline");
+            };
+            let blob = |place: u32, list: &[u8]| {
+                [&7u16.to_le_bytes()[..], &place.to_le_bytes(), list].concat()
+            };
+            let good = blob(0, &list);
+            let partners = header.partners(0, &good, file).unwrap();
+            assert_eq!(partners.len(), 1);
+            assert_eq!(partners.inline_bytes(), list.len());
+            assert!(partners.list(0, file).is_ok());
+            for bad in [
+                blob(1, &list),
+                blob(0, &list[..list.len() - 1]),
+                blob(0, &[0, 0]),
+                blob(0, &[65, 0]),
+                blob(0, &[1, 33, 0, 0, 0, 0, 0]),
+                blob(u32::MAX >> 1, &list),
+            ] {
+                let partners = header.partners(0, &bad, file).unwrap();
+                assert!(partners.list(0, file).is_err(), "{bad:?}");
+            }
+            assert!(header.partners(0, &good[..5], file).is_err());
         });
     }
 
@@ -356,17 +621,38 @@ mod tests {
 
     proptest! {
         #[test]
-        fn record_lists_read_back(set in proptest::collection::btree_set(0u32..300_000, 0..700)) {
+        fn record_lists_read_back(set in proptest::collection::btree_set(0u32..300_000, 1..700)) {
             with_file(|file| {
                 let records: Vec<u32> = set.into_iter().collect();
-                let mut blob = Vec::new();
-                encode_records(&records, &mut blob);
-                let mut read = Vec::new();
-                for_each_record(&blob, 300_000, file, |r| read.push(r)).unwrap();
-                assert_eq!(read, records);
-                // Read in place, as far as asked.
-                let list = PairRecords::new(&blob, file).unwrap();
+                // Read in place, whole or as far as asked, whichever form the list takes.
+                let encoded = EncodedList::new(&records);
+                let header = PairHeader {
+                    words: vec!["a".into()],
+                    first_pairs: vec![0, 1],
+                    partners_blobs: vec![0],
+                };
+                let blob = match &encoded {
+                    EncodedList::Inline(bytes) => [&[0, 0, 0, 0, 0, 0][..], bytes].concat(),
+                    EncodedList::Own(bytes) => bytes.clone(),
+                };
+                let list = match encoded {
+                    EncodedList::Inline(_) => {
+                        assert!(records.len() <= INLINE_MAX);
+                        let partners = header.partners(0, &blob, file).unwrap();
+                        match partners.list(0, file).unwrap() {
+                            PairList::Inline(list) => list,
+                            PairList::Own(_) => panic!("an inline place"),
+                        }
+                    }
+                    EncodedList::Own(_) => {
+                        assert!(records.len() > INLINE_MAX);
+                        PairRecords::new(&blob, file).unwrap()
+                    }
+                };
                 assert_eq!(list.len() as usize, records.len());
+                let mut read = Vec::new();
+                list.for_each(300_000, file, |r| read.push(r)).unwrap();
+                assert_eq!(read, records);
                 let half = records.len() / 2;
                 let mut head = Vec::new();
                 list.try_for_each(300_000, file, |r| {
@@ -378,17 +664,17 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(head, records[..records.len().min(half + 1)]);
-                if let Some(&last) = records.last() {
-                    assert!(for_each_record(&blob, last, file, |_| {}).is_err());
-                }
-                for cut in [1, 2, blob.len() / 2] {
-                    if cut < blob.len() && !records.is_empty() {
-                        let _ = for_each_record(&blob[..blob.len() - cut], 300_000, file, |_| {});
+                let last = *records.last().unwrap();
+                assert!(list.for_each(last, file, |_| {}).is_err());
+                for cut in [1, 2, list.blocks.len() / 2] {
+                    if cut < list.blocks.len() {
+                        let shorter = PairRecords { blocks: &list.blocks[..list.blocks.len() - cut], len: list.len };
+                        let _ = shorter.for_each(300_000, file, |_| {});
                     }
                 }
-                let mut longer = blob.clone();
-                longer.push(0);
-                assert!(for_each_record(&longer, 300_000, file, |_| {}).is_err());
+                let longer_bytes = [list.blocks, &[0]].concat();
+                let longer = PairRecords { blocks: &longer_bytes, len: list.len };
+                assert!(longer.for_each(300_000, file, |_| {}).is_err());
             });
         }
     }

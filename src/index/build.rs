@@ -471,27 +471,30 @@ fn write_small_files(
     )?;
     files.push(("facets.fst", footer.into()));
 
-    // Word pairs: the frequent words, each word's partners, then each pair's records.
+    // Word pairs, word by word: each pair's second word and records; then the words.
     pair_records.par_sort_unstable();
-    let runs: Vec<&[u64]> = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).collect();
-    let mut partners: Vec<Vec<u16>> = vec![Vec::new(); words.len()];
-    for run in &runs {
-        let id = (run[0] >> 32) as usize;
-        partners[id / pairs::MAX_WORDS].push((id % pairs::MAX_WORDS) as u16);
-    }
-    let mut writer = BlobWriter::create(path("pairs"), FileKind::Postings)?;
-    format_pairs::write_head(&mut writer, words, &partners)?;
+    let mut writer = format_pairs::PairsWriter::create(path("pairs"))?;
+    let mut runs = pair_records.chunk_by(|a, b| a >> 32 == b >> 32).peekable();
     let mut records_of_pair = Vec::new();
-    let mut bytes = Vec::new();
-    for run in runs {
-        records_of_pair.clear();
-        records_of_pair.extend(run.iter().map(|&entry| entry as u32));
-        bytes.clear();
-        format_pairs::encode_records(&records_of_pair, &mut bytes);
-        writer.push(&bytes)?;
+    for first in 0..words.len() {
+        let mut theirs = Vec::new();
+        while let Some(run) =
+            runs.next_if(|run| (run[0] >> 32) as usize / pairs::MAX_WORDS == first)
+        {
+            let second = ((run[0] >> 32) as usize % pairs::MAX_WORDS) as u16;
+            records_of_pair.clear();
+            records_of_pair.extend(run.iter().map(|&entry| entry as u32));
+            theirs.push((second, format_pairs::EncodedList::new(&records_of_pair)));
+        }
+        writer.push_word(&theirs)?;
     }
+    debug_assert!(
+        runs.next().is_none(),
+        "a pair of a word that is not frequent"
+    );
+    let pairs_footer = writer.finish(words)?;
     drop(pair_records);
-    files.push(("pairs", writer.finish()?.into()));
+    files.push(("pairs", pairs_footer.into()));
 
     // Entities: lowercased name → the number of records naming it.
     let mut entities: BTreeMap<String, u64> = BTreeMap::new();

@@ -22,7 +22,7 @@ use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
-use crate::format::pairs::for_each_record;
+use crate::format::pairs::{PairList, INLINE_MAX};
 use crate::format::postings::{decode_bitmap, TermPostings};
 use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES};
 use crate::index::build::RecordTokens;
@@ -407,7 +407,9 @@ fn record_hash(doc: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The pair file holds exactly the pairs the records imply, each with their records.
+/// The pair file holds exactly the pairs the records imply, each with their records, in the
+/// layout a build writes: per word, the lists of more than 64 records in blobs of their own in
+/// pair order, then its partners blob with the shorter lists in pair order; the words last.
 fn check_pairs(
     segment: &Segment,
     frequent: &FrequentWords,
@@ -425,36 +427,58 @@ fn check_pairs(
         ));
     }
     let words = frequent.words();
+    // The next blob and, in a partners blob, the next list offset the layout expects.
+    let mut next_blob = 0;
     for first in 0..words.len() {
-        let partners = segment.pairs.get(header.partners_blob(first))?;
-        let starts = header.first_pairs[first];
-        let count = (header.first_pairs[first + 1] - starts) as usize;
-        if partners.len() != 2 * count {
-            report.problems.push(format!(
-                "{path}: word {:?} starts {count} pairs, its partners take {} bytes",
-                words[first],
-                partners.len()
-            ));
-            continue;
-        }
-        for (j, second) in partners.chunks_exact(2).enumerate() {
-            let second = usize::from(u16::from_le_bytes([second[0], second[1]]));
-            let pair = starts + j as u32;
+        let partners = segment.partners(first)?;
+        let seconds = partners.seconds(words.len(), file)?;
+        let mut next_list = 0;
+        let mut misplaced = false;
+        for (j, &second) in seconds.iter().enumerate() {
+            let (own, list) = match partners.list(j, file)? {
+                PairList::Inline(list) => {
+                    let span = partners.inline_span(j, file)?.unwrap_or_default();
+                    misplaced |= span.start != next_list;
+                    next_list = span.end;
+                    (false, list)
+                }
+                PairList::Own(blob) => {
+                    misplaced |= blob != next_blob;
+                    next_blob = blob + 1;
+                    (true, segment.pair_records(&partners, j)?)
+                }
+            };
+            misplaced |= own != (list.len() as usize > INLINE_MAX);
             let mut stored = (0u64, 0u64);
-            let blob = segment.pairs.get(header.records_blob(pair))?;
-            for_each_record(blob, segment.len(), file, |doc| {
+            list.for_each(segment.len(), file, |doc| {
                 stored.0 += 1;
                 stored.1 = stored.1.wrapping_add(record_hash(doc));
             })?;
-            let id = (first * MAX_WORDS + second) as u32;
+            let id = (first * MAX_WORDS + usize::from(second)) as u32;
             if implied.get(&id) != Some(&stored) {
                 report.problems.push(format!(
                     "{path}: pair {:?} holds {} records, not the ones the records imply",
-                    [first, second].map(|w| words.get(w).map_or("?", String::as_str)),
+                    [first, usize::from(second)].map(|w| words.get(w).map_or("?", String::as_str)),
                     stored.0
                 ));
             }
         }
+        misplaced |= next_list != partners.inline_bytes();
+        misplaced |= header.partners_blob(first) != next_blob;
+        next_blob = header.partners_blob(first) + 1;
+        if misplaced {
+            report.problems.push(format!(
+                "{path}: the pairs word {:?} starts are not laid out as a build writes them",
+                words[first]
+            ));
+        }
+    }
+    if next_blob + 1 != segment.pairs.len() {
+        report.problems.push(format!(
+            "{path}: {} blobs, the pairs take {}",
+            segment.pairs.len(),
+            next_blob + 1
+        ));
     }
     Ok(())
 }
@@ -536,4 +560,108 @@ fn check_postings(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::manifest::FileEntry;
+    use crate::format::pairs::{EncodedList, PairsWriter};
+    use crate::index::{BuildOptions, Index};
+
+    /// Rewrites the pairs file of the index at `dir` with the same pairs and records, each
+    /// list in the form `form` gives it, and names it in the manifest.
+    fn rewrite_pairs(dir: &Path, form: impl Fn(EncodedList) -> EncodedList) {
+        let mut manifest = Manifest::load(dir).unwrap();
+        let entry = &manifest.segments[0];
+        let segment = Segment::open(dir, entry, Store::open(dir, entry).unwrap()).unwrap();
+        let header = segment.pair_header().unwrap();
+        let path = Manifest::file_path(dir, &entry.name, "pairs");
+        let rewritten = path.with_extension("rewritten");
+        let mut writer = PairsWriter::create(rewritten.as_path()).unwrap();
+        for first in 0..header.words.len() {
+            let partners = segment.partners(first).unwrap();
+            let mut pairs = Vec::new();
+            for j in 0..partners.len() {
+                let mut records = Vec::new();
+                let list = segment.pair_records(&partners, j).unwrap();
+                list.for_each(segment.len(), segment.pairs.file(), |r| records.push(r))
+                    .unwrap();
+                pairs.push((partners.second(j), form(EncodedList::new(&records))));
+            }
+            writer.push_word(&pairs).unwrap();
+        }
+        let footer = writer.finish(&header.words).unwrap();
+        drop(segment);
+        std::fs::rename(&rewritten, &path).unwrap();
+        let files = &mut manifest.segments[0].files;
+        files.insert("pairs".to_string(), FileEntry::from(footer));
+        manifest.store(dir).unwrap();
+    }
+
+    /// Pairs holding the records the records imply, but not laid out as a build writes them (a
+    /// short list in a blob of its own), are reported; written as a build writes them, they
+    /// check sound, and searches answer the same either way.
+    #[test]
+    fn pairs_laid_out_otherwise_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("records.jsonl");
+        // "alpha beta" held by 100 records (a list of its own), "beta gamma" by 40 (inline).
+        let lines: Vec<String> = (0..100)
+            .map(|i| {
+                let task = if i < 40 {
+                    "alpha beta gamma"
+                } else {
+                    "alpha beta"
+                };
+                format!(r#"{{"id":"r{i}","task":"{task} note{i}"}}"#)
+            })
+            .collect();
+        std::fs::write(&input, lines.join("\n")).unwrap();
+        let path = dir.path().join("index");
+        let options = BuildOptions {
+            inputs: vec![input],
+            ..Default::default()
+        };
+        Index::build(&path, &options).unwrap();
+        let answers = || {
+            let index = Index::open(&path).unwrap();
+            ["\"alpha beta\"", "\"beta gamma\"", "\"alpha beta gamma\""].map(|phrase| {
+                let mut request = crate::SearchRequest::new(phrase);
+                request.set_option("limit", Some("200")).unwrap();
+                let response = index.search(&request).unwrap();
+                let ids: Vec<String> = response.results.iter().map(|r| r.id.clone()).collect();
+                (ids, response.counts)
+            })
+        };
+        let before = answers();
+        assert_eq!(before[0].0.len(), 100);
+        assert!(check(&path).sound);
+
+        // Every list in a blob of its own.
+        rewrite_pairs(&path, |list| match list {
+            EncodedList::Inline(bytes) => {
+                let count = u32::from(bytes[0]).to_le_bytes();
+                EncodedList::Own([&count[..], &bytes[1..]].concat())
+            }
+            own => own,
+        });
+        let report = check(&path);
+        assert!(!report.sound);
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.contains("not laid out as a build writes")),
+            "{:?}",
+            report.problems
+        );
+        assert_eq!(answers(), before);
+
+        // As a build writes them again.
+        rewrite_pairs(&path, |list| list);
+        let report = check(&path);
+        assert!(report.sound, "{:?}", report.problems);
+        assert_eq!(answers(), before);
+    }
 }

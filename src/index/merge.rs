@@ -306,88 +306,75 @@ impl Merger<'_> {
         Ok(keys.finish()?.into())
     }
 
-    /// The word pairs: each word's partners (the union of the inputs'), then each pair's
-    /// records, renumbered.
+    /// The word pairs, word by word: each word's partners (the union of the inputs'), each
+    /// with its records, renumbered.
     fn pairs(&self, path: &Path) -> Result<FileEntry> {
         let headers = self
             .inputs
             .iter()
             .map(Segment::pair_header)
             .collect::<Result<Vec<_>>>()?;
-        let mut writer = BlobWriter::create(path, FileKind::Postings)?;
+        let mut writer = format_pairs::PairsWriter::create(path)?;
         let words: &[String] = match headers.split_first() {
             Some((first, rest)) if rest.iter().all(|h| h.words == first.words) => &first.words,
             _ => &[],
         };
-        // Per word, per input: the number of its first pair there and its partners (read once,
-        // for the union written in the head and for the records of each pair).
-        let mut theirs: Vec<Vec<(u32, Vec<u16>)>> = Vec::with_capacity(words.len());
-        let mut partners: Vec<Vec<u16>> = Vec::with_capacity(words.len());
-        for word in 0..words.len() {
-            let inputs = self
-                .inputs
-                .iter()
-                .zip(&headers)
-                .map(|(segment, header)| {
-                    let blob = segment.pairs.get(header.partners_blob(word))?;
-                    header.partners(word, blob, segment.pairs.file())
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let mut union: Vec<u16> = inputs
-                .iter()
-                .flat_map(|(_, seconds)| seconds.iter().copied())
-                .collect();
-            union.sort_unstable();
-            union.dedup();
-            partners.push(union);
-            theirs.push(inputs);
-        }
-        format_pairs::write_head(&mut writer, words, &partners)?;
         let word_numbers: Vec<usize> = (0..words.len()).collect();
         for chunk in word_numbers.chunks(BATCH / 64) {
-            let blobs = chunk
+            let encoded = chunk
                 .par_iter()
-                .map(|&word| self.pair_records(&headers, &partners[word], &theirs[word]))
+                .map(|&word| self.word_pairs(word, words.len()))
                 .collect::<Result<Vec<_>>>()?;
-            for blob in blobs.iter().flatten() {
-                writer.push(blob)?;
+            for pairs in &encoded {
+                writer.push_word(pairs)?;
             }
             self.release_pages(|s| [Some(s.pairs.file())]);
         }
-        Ok(writer.finish()?.into())
+        Ok(writer.finish(words)?.into())
     }
 
-    /// The records blobs of the pairs a word starts with each of `seconds`, given the inputs'
-    /// pair `headers` and, per input, the number of the word's first pair and its partners.
-    fn pair_records(
+    /// The pairs word `word` (of `words` frequent words) starts in any input: per pair, its
+    /// second word and its records' list, the inputs' records renumbered.
+    fn word_pairs(
         &self,
-        headers: &[&format_pairs::PairHeader],
-        seconds: &[u16],
-        inputs: &[(u32, Vec<u16>)],
-    ) -> Result<Vec<Vec<u8>>> {
+        word: usize,
+        words: usize,
+    ) -> Result<Vec<(u16, format_pairs::EncodedList)>> {
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|segment| {
+                let partners = segment.partners(word)?;
+                let seconds = partners.seconds(words, segment.pairs.file())?;
+                Ok((partners, seconds))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut seconds: Vec<u16> = inputs
+            .iter()
+            .flat_map(|(_, seconds)| seconds.iter().copied())
+            .collect();
+        seconds.sort_unstable();
+        seconds.dedup();
         let mut next = vec![0usize; inputs.len()];
         let mut records: Vec<u32> = Vec::new();
-        let mut blobs = Vec::with_capacity(seconds.len());
-        for &second in seconds {
+        let mut pairs = Vec::with_capacity(seconds.len());
+        for second in seconds {
             records.clear();
-            for (s, (first_pair, theirs)) in inputs.iter().enumerate() {
+            for (s, (partners, theirs)) in inputs.iter().enumerate() {
                 if theirs.get(next[s]) != Some(&second) {
                     continue;
                 }
                 let (segment, base) = (&self.inputs[s], self.bases[s]);
-                let blob = segment
-                    .pairs
-                    .get(headers[s].records_blob(first_pair + next[s] as u32))?;
-                format_pairs::for_each_record(blob, segment.len(), segment.pairs.file(), |r| {
-                    records.push(base + r)
-                })?;
+                segment.pair_records(partners, next[s])?.for_each(
+                    segment.len(),
+                    segment.pairs.file(),
+                    |r| records.push(base + r),
+                )?;
                 next[s] += 1;
             }
-            let mut blob = Vec::new();
-            format_pairs::encode_records(&records, &mut blob);
-            blobs.push(blob);
+            pairs.push((second, format_pairs::EncodedList::new(&records)));
         }
-        Ok(blobs)
+        Ok(pairs)
     }
 
     /// The columns, row by row.

@@ -15,7 +15,7 @@ use crate::format::directory::Directory;
 use crate::format::file::IndexFile;
 use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
-use crate::format::pairs::{PairHeader, PairRecords};
+use crate::format::pairs::{PairHeader, PairList, PairRecords, Partners};
 use crate::format::postings::{decode_bitmap, TermPostings};
 use crate::format::store::StoreFile;
 use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
@@ -221,20 +221,35 @@ impl Segment {
         let file = self.pairs.file();
         self.pair_header
             .get_or_init(|| {
-                let blob = self.pairs.get(0).map_err(|e| e.to_string())?;
-                let header = PairHeader::parse(blob, file).map_err(|e| e.to_string())?;
-                let blobs = 1 + header.words.len() + header.pairs() as usize;
-                if blobs != self.pairs.len() {
-                    return Err(format!(
-                        "{}: {blobs} blobs expected, {} stored",
-                        file.path().display(),
-                        self.pairs.len()
-                    ));
+                let blobs = self.pairs.len();
+                if blobs == 0 {
+                    return Err(format!("{}: no pair header", file.path().display()));
                 }
-                Ok(header)
+                let blob = self.pairs.get(blobs - 1).map_err(|e| e.to_string())?;
+                PairHeader::parse(blob, blobs, file).map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|problem| Error::corrupt(file.path(), problem.clone()))
+    }
+
+    /// The pairs frequent word `first` (its number) starts.
+    pub fn partners(&self, first: usize) -> Result<Partners<'_>> {
+        let header = self.pair_header()?;
+        let blob = self.pairs.get(header.partners_blob(first))?;
+        header.partners(first, blob, self.pairs.file())
+    }
+
+    /// The records of pair `j` of `partners` (read from this segment).
+    pub fn pair_records<'s>(
+        &'s self,
+        partners: &Partners<'s>,
+        j: usize,
+    ) -> Result<PairRecords<'s>> {
+        let file = self.pairs.file();
+        match partners.list(j, file)? {
+            PairList::Inline(list) => Ok(list),
+            PairList::Own(blob) => PairRecords::new(self.pairs.get(blob)?, file),
+        }
     }
 
     /// The records holding the words `first second` next to each other in some value; `None`
@@ -245,13 +260,9 @@ impl Segment {
         let (Some(a), Some(b)) = (id(first), id(second)) else {
             return Ok(None);
         };
-        let file = self.pairs.file();
-        let partners = self.pairs.get(header.partners_blob(a))?;
-        match header.pair_number(a, b as u16, partners, file)? {
-            Some(pair) => Ok(Some(PairRecords::new(
-                self.pairs.get(header.records_blob(pair))?,
-                file,
-            )?)),
+        let partners = self.partners(a)?;
+        match partners.find(b as u16) {
+            Some(j) => self.pair_records(&partners, j).map(Some),
             None => Ok(Some(PairRecords::NONE)),
         }
     }
