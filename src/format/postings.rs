@@ -854,6 +854,9 @@ impl<'a> TermPostings<'a> {
         to: usize,
         file: &IndexFile,
     ) -> Result<usize> {
+        if let [mask] = self.palette[..] {
+            return Ok((to - from) * mask.count_ones() as usize);
+        }
         let (mut values, mut outside) = (0usize, false);
         self.codes.for_each_in(from, to, |code| {
             let of_code = groups
@@ -1036,6 +1039,96 @@ impl<'a> TermPostings<'a> {
                 self.walk_with_tfs(values, chunks, end, records, file, wanted, visit)?;
             }
         }
+        Ok(())
+    }
+
+    /// [`TermPostings::for_each_with_tfs_in_chunk`] for the records of chunk `chunk` whose bit
+    /// is set in `among` (a bit per record of the chunk) alone, for a walk that wants few of
+    /// the term's records: the container is matched against the bits without a call per record
+    /// (a bitmap container a word at a time), and the term frequencies of the records between
+    /// are counted from their codes in bulk and stepped over, not decoded. `hits` is scratch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_each_with_tfs_among(
+        &self,
+        cursor: &mut TfCursor<'a>,
+        chunk: u16,
+        records: u32,
+        file: &IndexFile,
+        among: &[u64; CHUNK_RECORDS / 64],
+        hits: &mut Vec<(u32, u32)>,
+        mut visit: impl FnMut(u32, PostingTfs<'_>),
+    ) -> Result<()> {
+        let TfCursor { chunks, values } = cursor;
+        let c = chunks.container;
+        if c >= self.containers {
+            return Ok(());
+        }
+        let key = u16_at(self.docs, 8 + 4 * c);
+        debug_assert!(key >= chunk, "chunk {key} was skipped");
+        if key != chunk {
+            return Ok(());
+        }
+        let card = usize::from(u16_at(self.docs, 10 + 4 * c)) + 1;
+        let base = u32::from(key) << 16;
+        let data = chunks.data;
+        // Per record wanted: it, and its place among the container's records.
+        hits.clear();
+        let (size, count, biggest) = if card <= ARRAY_LIMIT {
+            let lows = &self.docs[data..data + 2 * card];
+            let mut biggest = 0u16;
+            for (i, low) in lows.chunks_exact(2).enumerate() {
+                let low = u16::from_le_bytes([low[0], low[1]]);
+                // The largest value, not the last: the values are not trusted to ascend.
+                biggest = biggest.max(low);
+                if among[usize::from(low) / 64] >> (low % 64) & 1 != 0 {
+                    hits.push((base | u32::from(low), i as u32));
+                }
+            }
+            (2 * card, card, Some(u32::from(biggest)))
+        } else {
+            let words = &self.docs[data..data + BITMAP_BYTES];
+            let (mut before, mut biggest) = (0u32, None);
+            for (w, word) in words.chunks_exact(8).enumerate() {
+                let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                if word != 0 {
+                    biggest = Some(64 * w as u32 + 63 - word.leading_zeros());
+                }
+                let mut held = word & among[w];
+                while held != 0 {
+                    let bit = held.trailing_zeros();
+                    let rank = (word & ((1u64 << bit) - 1)).count_ones();
+                    hits.push((base + 64 * w as u32 + bit, before + rank));
+                    held &= held - 1;
+                }
+                before += word.count_ones();
+            }
+            (BITMAP_BYTES, before as usize, biggest)
+        };
+        if let Some(biggest) = biggest.filter(|&b| base | b >= records) {
+            return Err(file.corrupt(format!(
+                "postings name record {}, the segment holds {records}",
+                base | biggest
+            )));
+        }
+        let corrupt = |problem: FormatError| file.corrupt(problem.within("postings"));
+        let groups = self.group_counts();
+        let first = chunks.position;
+        let mut next = first;
+        let mut spill = [0u32; GROUP_COUNT];
+        for &(doc, i) in hits.iter() {
+            let position = first + i as usize;
+            values.skip(self.values_between(&groups, next, position, file)?);
+            let mask = self.mask_at(position, file)?;
+            let stored = values.take_stored(mask, &mut spill).map_err(corrupt)?;
+            visit(doc, PostingTfs { mask, stored });
+            next = position + 1;
+        }
+        values.skip(self.values_between(&groups, next, first + count, file)?);
+        *chunks = ChunkCursor {
+            container: c + 1,
+            data: data + size,
+            position: first + count,
+        };
         Ok(())
     }
 
@@ -1368,6 +1461,8 @@ mod tests {
                         .collect();
                     assert_eq!(with_tfs_whole(&postings, file, wanted).unwrap(), expected);
                     assert_eq!(with_tfs_chunked(&postings, file, wanted).unwrap(), expected);
+                    let near: Vec<u32> = model.keys().flat_map(|&d| [d, d + 1]).collect();
+                    assert_eq!(with_tfs_among(&postings, file, &near, wanted).unwrap(), expected);
                 }
                 // A few records looked up, among records without the term: theirs alone. Every
                 // 7th record reads neighbouring blocks; every 97th and the last (over a hundred
@@ -1429,6 +1524,14 @@ mod tests {
                         (Err(_), Err(_)) => {}
                         _ => panic!("whole {whole:?}, chunked {chunked:?}"),
                     }
+                    // For the records of a bit array alone: the same again.
+                    let even: Vec<u32> = (0..1 << 20).step_by(2).collect();
+                    let among = with_tfs_among(&postings, file, &even, wanted);
+                    match (&chunked, &among) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b),
+                        (Err(_), Err(_)) => {}
+                        _ => panic!("chunked {chunked:?}, among {among:?}"),
+                    }
                 }
             });
         }
@@ -1461,6 +1564,41 @@ mod tests {
                 1 << 20,
                 file,
                 wanted,
+                |doc, tfs| {
+                    assert_eq!(doc as usize / CHUNK_RECORDS, chunk);
+                    out.push((doc, tfs.to_array()));
+                },
+            )?;
+        }
+        postings.finish_tfs(&mut cursor, 1 << 20, file)?;
+        Ok(out)
+    }
+
+    /// [`TermPostings::for_each_with_tfs_among`] chunk by chunk, each chunk's bits set for the
+    /// records of `near` that `wanted` accepts.
+    fn with_tfs_among(
+        postings: &TermPostings<'_>,
+        file: &IndexFile,
+        near: &[u32],
+        wanted: impl Fn(u32) -> bool,
+    ) -> Result<WithTfs> {
+        let mut out = Vec::new();
+        let mut cursor = postings.tf_cursor(file)?;
+        let mut hits = Vec::new();
+        let chunks = (1usize << 20).div_ceil(CHUNK_RECORDS);
+        let mut bits = vec![[0u64; CHUNK_RECORDS / 64]; chunks];
+        for &doc in near.iter().filter(|&&doc| wanted(doc)) {
+            let (chunk, at) = (doc as usize / CHUNK_RECORDS, doc as usize % CHUNK_RECORDS);
+            bits[chunk][at / 64] |= 1 << (at % 64);
+        }
+        for (chunk, among) in bits.iter().enumerate() {
+            postings.for_each_with_tfs_among(
+                &mut cursor,
+                chunk as u16,
+                1 << 20,
+                file,
+                among,
+                &mut hits,
                 |doc, tfs| {
                     assert_eq!(doc as usize / CHUNK_RECORDS, chunk);
                     out.push((doc, tfs.to_array()));
@@ -1514,6 +1652,26 @@ mod tests {
                     .for_each_with_tfs_of(&asked, file, |doc, _, tfs| looked_up.push((doc, *tfs)))
                     .unwrap();
                 assert_eq!(looked_up, expected, "stride {stride}");
+            }
+            // Walked chunk by chunk for the records asked about alone: every record, every 3rd,
+            // every 61st (most values between stepped over), none.
+            let every: Vec<u32> = (0..270_000).collect();
+            let walks: [&dyn Fn(u32) -> bool; 4] = [
+                &|_| true,
+                &|doc| doc % 3 == 0,
+                &|doc| doc % 61 == 7,
+                &|_| false,
+            ];
+            for wanted in walks {
+                let expected: Vec<(u32, [u32; GROUP_COUNT])> = model
+                    .iter()
+                    .filter(|(&d, _)| wanted(d))
+                    .map(|(&d, t)| (d, *t))
+                    .collect();
+                assert_eq!(
+                    with_tfs_among(&postings, file, &every, wanted).unwrap(),
+                    expected
+                );
             }
             let places: BTreeMap<u32, usize> =
                 model.keys().enumerate().map(|(i, &d)| (d, i)).collect();
@@ -1593,6 +1751,22 @@ mod tests {
 
             let past = postings.cursor_at(1);
             assert!(postings.finish_chunks(&past, 1000, file).is_err());
+            // Walked for some records alone, the chunk's records are checked all the same.
+            let mut cursor = postings.tf_cursor(file).unwrap();
+            let none = [0u64; CHUNK_RECORDS / 64];
+            let mut hits = Vec::new();
+            for chunk in 0..2 {
+                let walked = postings.for_each_with_tfs_among(
+                    &mut cursor,
+                    chunk,
+                    69_000,
+                    file,
+                    &none,
+                    &mut hits,
+                    |_, _| panic!("no record asked for"),
+                );
+                assert_eq!(walked.is_ok(), chunk == 0);
+            }
             let mut cursor = postings.chunk_cursor();
             for chunk in 0..2 {
                 let walked =

@@ -14,7 +14,6 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
-use crate::format::bitpack::bit_set;
 use crate::format::postings::{PostingTfs, CHUNK_RECORDS};
 use crate::index::Index;
 use crate::schema::GROUP_COUNT;
@@ -595,9 +594,12 @@ struct ChunkScores<'t> {
     floor: Option<f64>,
     /// The chunk's postings kept, per record its tokens and bound.
     gather: Gather,
-    /// A bit per record of the chunk: scored; touched by a leading token.
+    /// A bit per record of the chunk: scored; touched by a leading token (or involved), the
+    /// records the trailing tokens are read for.
     scored: Vec<u64>,
-    touched: Vec<u64>,
+    touched: Box<[u64; CHUNK_RECORDS / 64]>,
+    /// Scratch of the trailing tokens' walks.
+    hits: Vec<(u32, u32)>,
     out: Vec<Exact>,
 }
 
@@ -617,7 +619,8 @@ impl<'t> ChunkScores<'t> {
                 records: Vec::new(),
             },
             scored: vec![0; CHUNK_RECORDS / 64],
-            touched: vec![0; CHUNK_RECORDS / 64],
+            touched: Box::new([0; CHUNK_RECORDS / 64]),
+            hits: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -656,27 +659,36 @@ impl<'t> ChunkScores<'t> {
             // the leading ones touched (and the involved) alone.
             let trailing = self.trailing(&by_most, weigh.idfs);
             for trails in [false, true] {
+                if trails && !involved.is_empty() {
+                    // The involved records are read whatever the leading tokens touched.
+                    for doc in involved.range(base..base.saturating_add(CHUNK_RECORDS as u32)) {
+                        if keep(doc) {
+                            let at = (doc - base) as usize;
+                            self.touched[at / 64] |= 1 << (at % 64);
+                        }
+                    }
+                }
                 for (t, postings, cursor) in &mut walks {
                     let t = *t;
                     if (trailing & 1 << t != 0) != trails {
                         continue;
                     }
                     let ChunkScores {
-                        gather, touched, ..
+                        gather,
+                        touched,
+                        hits,
+                        ..
                     } = &mut self;
                     let at = |doc: u32| (doc - base) as usize;
                     let chunk = chunk as u16;
                     if trails {
-                        let touched = &*touched;
-                        let wanted = |doc: u32| {
-                            (bit_set(touched, at(doc) as u32) || is_involved(doc)) && keep(doc)
-                        };
-                        postings.for_each_with_tfs_in_chunk(
+                        postings.for_each_with_tfs_among(
                             cursor,
                             chunk,
                             records,
                             file,
-                            wanted,
+                            touched,
+                            hits,
                             |doc, tfs| gather.add(&bounds, t, at(doc), tfs),
                         )?;
                     } else {
