@@ -271,10 +271,13 @@ pub struct Partners<'a> {
 }
 
 /// Where a pair's records are.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PairList<'a> {
-    /// In the partners blob.
-    Inline(PairRecords<'a>),
+    /// In the partners blob, whose lists' bytes `at` it takes.
+    Inline {
+        records: PairRecords<'a>,
+        at: Range<usize>,
+    },
     /// In blob number (of the file) `.0`.
     Own(usize),
 }
@@ -337,27 +340,18 @@ impl<'a> Partners<'a> {
                 "a pair list inside its partners blob holds {count} records at width {width}"
             )));
         }
-        let len = 2 + packed_len(usize::from(count), width);
-        let at = place as usize;
+        let start = place as usize;
+        let at = start..start + 2 + packed_len(usize::from(count), width);
         let blocks = lists
-            .get(at + 1..at + len)
+            .get(start + 1..at.end)
             .ok_or_else(|| cut("a pair list runs past its partners blob".into()))?;
-        Ok(PairList::Inline(PairRecords {
-            blocks,
-            len: u32::from(count),
-        }))
-    }
-
-    /// The bytes the list of pair `j` takes among the lists inside the partners blob; `None`
-    /// for a list in a blob of its own.
-    pub fn inline_span(&self, j: usize, file: &IndexFile) -> Result<Option<Range<usize>>> {
-        match self.list(j, file)? {
-            PairList::Inline(list) => {
-                let start = u32_at(self.places, 4 * j) as usize;
-                Ok(Some(start..start + 1 + list.blocks.len()))
-            }
-            PairList::Own(_) => Ok(None),
-        }
+        Ok(PairList::Inline {
+            records: PairRecords {
+                blocks,
+                len: u32::from(count),
+            },
+            at,
+        })
     }
 
     /// The bytes the lists inside the partners blob take.
@@ -511,7 +505,7 @@ mod tests {
             .unwrap();
         let j = partners.find(second)?;
         let list = match partners.list(j, file).unwrap() {
-            PairList::Inline(list) => list,
+            PairList::Inline { records, .. } => records,
             PairList::Own(blob) => PairRecords::new(blobs.get(blob).unwrap(), file).unwrap(),
         };
         let mut read = Vec::new();
@@ -553,7 +547,7 @@ mod tests {
         let partners = header.partners(2, blobs.get(4).unwrap(), file).unwrap();
         assert!(matches!(
             partners.list(0, file).unwrap(),
-            PairList::Inline(_)
+            PairList::Inline { .. }
         ));
         assert!(matches!(partners.list(1, file).unwrap(), PairList::Own(3)));
         assert_eq!(partners.seconds(3, file).unwrap(), [0, 2]);
@@ -640,7 +634,7 @@ mod tests {
                         assert!(records.len() <= INLINE_MAX);
                         let partners = header.partners(0, &blob, file).unwrap();
                         match partners.list(0, file).unwrap() {
-                            PairList::Inline(list) => list,
+                            PairList::Inline { records, .. } => records,
                             PairList::Own(_) => panic!("an inline place"),
                         }
                     }

@@ -435,19 +435,20 @@ fn check_pairs(
         let mut next_list = 0;
         let mut misplaced = false;
         for (j, &second) in seconds.iter().enumerate() {
-            let (own, list) = match partners.list(j, file)? {
-                PairList::Inline(list) => {
-                    let span = partners.inline_span(j, file)?.unwrap_or_default();
-                    misplaced |= span.start != next_list;
-                    next_list = span.end;
-                    (false, list)
+            let place = partners.list(j, file)?;
+            let own = match &place {
+                PairList::Inline { at, .. } => {
+                    misplaced |= at.start != next_list;
+                    next_list = at.end;
+                    false
                 }
                 PairList::Own(blob) => {
-                    misplaced |= blob != next_blob;
+                    misplaced |= *blob != next_blob;
                     next_blob = blob + 1;
-                    (true, segment.pair_records(&partners, j)?)
+                    true
                 }
             };
+            let list = segment.list_records(place)?;
             misplaced |= own != (list.len() as usize > INLINE_MAX);
             let mut stored = (0u64, 0u64);
             list.for_each(segment.len(), file, |doc| {

@@ -245,10 +245,14 @@ impl Segment {
         partners: &Partners<'s>,
         j: usize,
     ) -> Result<PairRecords<'s>> {
-        let file = self.pairs.file();
-        match partners.list(j, file)? {
-            PairList::Inline(list) => Ok(list),
-            PairList::Own(blob) => PairRecords::new(self.pairs.get(blob)?, file),
+        self.list_records(partners.list(j, self.pairs.file())?)
+    }
+
+    /// The records of a pair `list` of this segment: read from its blob where it has one.
+    pub fn list_records<'s>(&'s self, list: PairList<'s>) -> Result<PairRecords<'s>> {
+        match list {
+            PairList::Inline { records, .. } => Ok(records),
+            PairList::Own(blob) => PairRecords::new(self.pairs.get(blob)?, self.pairs.file()),
         }
     }
 

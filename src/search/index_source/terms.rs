@@ -304,10 +304,7 @@ fn held_by_all(
         Some(asked) => (asked, &lists[..]),
         None => {
             let mut held = Vec::with_capacity(lists[0].len() as usize);
-            lists[0].try_for_each(n, file, |doc| {
-                held.push(doc);
-                ControlFlow::Continue(())
-            })?;
+            lists[0].for_each(n, file, |doc| held.push(doc))?;
             (held, &lists[1..])
         }
     };
