@@ -27,6 +27,7 @@ use crate::format::codec::StoredRecord;
 use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
 use crate::record::input::{read_inputs_in_batches, FieldMap, SourcedRecord};
+use crate::record::Feedback;
 use crate::text::TextAnalyzer;
 
 use crate::progress::{OnProgress, ProgressCounter};
@@ -181,6 +182,9 @@ pub struct Index {
     overlay: Overlay,
     /// `supersededBy` by id, computed on first use (see [`Index::superseders`]).
     superseders: OnceLock<HashMap<String, String>>,
+    /// Per segment, the least and the most each feedback count of its records can be
+    /// (computed on first use, see [`Index::feedback_bounds`]).
+    feedback_bounds: OnceLock<Vec<(Feedback, Feedback)>>,
     /// The directory's settings file, read at open, and its stamp before it was read.
     config: IndexConfig,
     config_stamp: Option<(u64, Option<std::time::SystemTime>)>,
@@ -448,6 +452,7 @@ impl Index {
             generation_key,
             overlay,
             superseders: OnceLock::new(),
+            feedback_bounds: OnceLock::new(),
             config_stamp: config::config_stamp(dir),
             config: IndexConfig::load(dir),
         })

@@ -61,6 +61,35 @@ impl Index {
         &self.overlay.feedback_docs[s]
     }
 
+    /// The least and the most each feedback count of a record of segment `s` can be: what
+    /// the segment's columns can encode (read from their header, no row), the most raised by
+    /// the most the log added to one of its records. Computed for every segment on first use,
+    /// in time proportional to the feedback the log added.
+    pub(crate) fn feedback_bounds(&self, s: usize) -> (Feedback, Feedback) {
+        let bounds = self.feedback_bounds.get_or_init(|| {
+            self.segments
+                .iter()
+                .zip(&self.overlay.feedback_docs)
+                .map(|(segment, added)| {
+                    let (least, mut most) = segment.columns.feedback_bounds();
+                    let mut added_most = Feedback::default();
+                    for more in added.values() {
+                        added_most = Feedback {
+                            success: added_most.success.max(more.success),
+                            partial: added_most.partial.max(more.partial),
+                            failure: added_most.failure.max(more.failure),
+                            not_applicable: added_most.not_applicable.max(more.not_applicable),
+                            outdated: added_most.outdated.max(more.outdated),
+                        };
+                    }
+                    most.merge(&added_most);
+                    (least, most)
+                })
+                .collect()
+        });
+        bounds[s]
+    }
+
     /// How many dead segment records name `entity` (lowercased) in their `entities`.
     pub(crate) fn dead_naming(&self, entity: &str) -> Result<u64> {
         self.overlay.dead_naming(&self.segments, entity)

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseResult;
-use reliora::{BuildOptions, Index, SearchRequest, SearchResponse};
+use reliora::handle::writer;
+use reliora::{BuildOptions, Index, Outcome, SearchRequest, SearchResponse};
 
 /// A small vocabulary with prefix relations, stop words, CJK and non-ASCII words, so random
 /// records and queries collide often.
@@ -1011,6 +1012,58 @@ fn bm25f_finds_the_page_beyond_the_records_whose_bounds_lead() {
                 "the short records lead: {:?}",
                 a.results.iter().map(|r| &r.id).collect::<Vec<_>>()
             );
+        }
+    }
+}
+
+/// A segment's feedback terms are bounded by what its columns can encode, and by the most the
+/// log added to one of its records. Here no record was built with feedback (the columns bound
+/// the term to 0), and then the log gives one record, a little behind the others in relevance,
+/// enough successes to lead: the bounded page must still be the scan's, with that record
+/// first, in every layout and both profiles that add feedback. No record holds the query as a
+/// phrase, so no phrase bonus widens the bounds: without the log's part of the bound, that
+/// record could never reach the page.
+#[test]
+fn feedback_the_log_added_lifts_a_record_past_its_columns_bound() {
+    let mut records: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("even{i:02}"),
+                "title": format!("record {i}"),
+                "warnings": ["echo delta charlie bravo alpha"],
+                "solution": "alpha",
+            })
+        })
+        .collect();
+    records.push(serde_json::json!({
+        "id": "lifted",
+        "title": "record lifted",
+        "warnings": ["echo delta charlie bravo alpha"],
+        "failedAttempts": ["alpha"],
+    }));
+    records
+        .extend((0..200).map(
+            |i| serde_json::json!({"id": format!("other{i:03}"), "title": "unrelated words"}),
+        ));
+    for layout in [Layout::One, Layout::Segments(100), Layout::Spills(40)] {
+        let dir = tempfile::tempdir().unwrap();
+        drop(build(dir.path(), &records, layout));
+        let index_dir = dir.path().join("index");
+        for _ in 0..40 {
+            writer::feedback(&index_dir, "lifted", Outcome::Success).unwrap();
+        }
+        let index = Index::open(&index_dir).unwrap();
+        for profile in ["standard", "bm25f"] {
+            for limit in ["1", "3"] {
+                let options = [("profile", profile), ("limit", limit)];
+                let context = format!("{profile}, limit {limit}, {layout:?}");
+                answers_as_a_scan(&index, "alpha bravo charlie delta echo", &options)
+                    .expect(&context);
+                let page = index
+                    .search(&request("alpha bravo charlie delta echo", &options))
+                    .unwrap();
+                assert_eq!(page.results[0].id, "lifted", "{context}");
+            }
         }
     }
 }

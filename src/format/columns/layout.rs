@@ -86,6 +86,25 @@ impl Column {
         }
     }
 
+    /// The least and the greatest value a code of the column's width can decode to: what a
+    /// row of the file may hold, without reading a row. A linear encoding whose greatest code
+    /// would wrap bounds nothing: `(0, u64::MAX)`.
+    pub(super) fn value_range(&self) -> (u64, u64) {
+        match &self.decode {
+            Decode::Linear { base, step } => {
+                let most_code = u64::MAX.checked_shr(64 - self.width).unwrap_or(0);
+                most_code
+                    .checked_mul(*step)
+                    .and_then(|span| base.checked_add(span))
+                    .map_or((0, u64::MAX), |most| (*base, most))
+            }
+            Decode::Palette(palette) => (
+                palette.iter().copied().min().unwrap_or(0),
+                palette.iter().copied().max().unwrap_or(u64::MAX),
+            ),
+        }
+    }
+
     /// The value of `code`; `None` for a code past the palette.
     #[inline]
     pub(super) fn value(&self, code: u64) -> Option<u64> {
@@ -308,5 +327,70 @@ mod tests {
         for (doc, expected) in rows.iter().enumerate() {
             assert_reads(&columns, doc, expected);
         }
+        // Two bits of successes, one of failures: the bounds are the counts written.
+        let (least, most) = columns.feedback_bounds();
+        assert_eq!(least, Feedback::default());
+        assert_eq!(
+            most,
+            Feedback {
+                success: 3,
+                failure: 1,
+                ..Feedback::default()
+            }
+        );
+    }
+
+    /// Every code a column's width allows decodes inside the column's value range, whichever
+    /// encoding it chose; a linear encoding whose greatest code wraps bounds nothing.
+    #[test]
+    fn a_column_bounds_every_value_it_can_decode() {
+        let sets: [&[u64]; 7] = [
+            &[],
+            &[7],
+            &[0, 1],
+            &[3, 5, 9, 11],
+            &[100, 160, 220, 1000],
+            &[1, 1 << 40, 1 << 50, u64::MAX],
+            &[u64::MAX - 6, u64::MAX],
+        ];
+        for values in sets {
+            let (decode, width) = Column::choose(|| values.iter().copied());
+            let column = Column {
+                decode,
+                width,
+                offset: 0,
+            };
+            let (least, most) = column.value_range();
+            for &v in values {
+                assert!(least <= v && v <= most, "{v} outside {least}..={most}");
+            }
+            for code in 0..(1u64 << width.min(12)) {
+                if let Some(v) = column.value(code) {
+                    assert!(
+                        least <= v && v <= most,
+                        "code {code}: {v} outside {least}..={most}"
+                    );
+                }
+            }
+        }
+        let wraps = Column {
+            decode: Decode::Linear {
+                base: u64::MAX - 1,
+                step: 3,
+            },
+            width: 2,
+            offset: 0,
+        };
+        assert_eq!(
+            wraps.value(3),
+            Some(u64::MAX - 1).map(|b| b.wrapping_add(9))
+        );
+        assert_eq!(wraps.value_range(), (0, u64::MAX));
+        let whole = Column {
+            decode: Decode::Linear { base: 0, step: 1 },
+            width: 64,
+            offset: 0,
+        };
+        assert_eq!(whole.value_range(), (0, u64::MAX));
     }
 }

@@ -22,14 +22,12 @@ use crate::search::index_statistics::{self, for_each_exact, ExactTerm};
 use crate::search::phrase_checks::nth_best;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
 use crate::search::query::PreparedQuery;
-use crate::search::standard;
+use crate::search::standard::{self, FeedbackRange};
 use crate::search::{scratch, CollectionValues, DocRef, Matched, Source};
 use crate::settings::{Bm25fSettings, Bm25fVariant};
 
 use super::accumulate::SegmentMatch;
-use super::top::{
-    page_positions, survey, Candidate, Keys, Scorer, Sets, FEEDBACK_MAX, FEEDBACK_MIN, SLACK,
-};
+use super::top::{page_positions, survey, Candidate, Keys, Scorer, Sets, SLACK};
 use super::IndexSource;
 
 /// A record with an exact match: its BM25F sum over the tokens and which tokens matched.
@@ -125,8 +123,12 @@ impl<'a> IndexSource<'a> {
             prune: bounded.then_some(Prune {
                 pairs: &pairs,
                 pairs_least,
+                // Set per segment.
+                feedback_most: FeedbackRange::ANY.most,
             }),
         };
+        // Where each segment's feedback terms lie, from its columns' encodings.
+        let feedback: Vec<FeedbackRange> = matches.iter().map(|m| self.feedback_range(m)).collect();
         let exact: Vec<Vec<Exact>> = matches
             .par_iter()
             .zip(&sets)
@@ -136,10 +138,11 @@ impl<'a> IndexSource<'a> {
         let mut lower: Vec<f64> = exact
             .iter()
             .zip(&sets)
-            .flat_map(|(e, sets)| {
+            .zip(&feedback)
+            .flat_map(|((e, sets), feedback)| {
                 e.iter()
                     .filter(|e| !sets.involved.contains(e.doc))
-                    .map(|e| e.score + e.feedback.unwrap_or(FEEDBACK_MIN) + pairs_least)
+                    .map(|e| e.score + e.feedback.unwrap_or(feedback.least) + pairs_least)
             })
             .collect();
         let mut floor = nth_best(&mut lower, wanted).unwrap_or(f64::NEG_INFINITY);
@@ -154,7 +157,7 @@ impl<'a> IndexSource<'a> {
                     .iter()
                     .filter(|e| {
                         sets.involved.contains(e.doc)
-                            || e.score + pairs_most(&pairs, e.tokens) + FEEDBACK_MAX + SLACK
+                            || e.score + pairs_most(&pairs, e.tokens) + feedback[s].most + SLACK
                                 >= floor
                     })
                     .map(|e| match e.feedback {
@@ -301,7 +304,13 @@ impl<'a> IndexSource<'a> {
         wanted: usize,
     ) -> Result<Vec<Exact>> {
         match weigh.prune {
-            Some(prune) => ChunkScores::new(wanted, prune).run(self.index, m, weigh, involved),
+            Some(prune) => {
+                let prune = Prune {
+                    feedback_most: self.feedback_range(m).most,
+                    ..prune
+                };
+                ChunkScores::new(wanted, prune).run(self.index, m, weigh, involved)
+            }
             None => {
                 let mut sums = ExactSums::new(m.segment.len() as usize);
                 sums.pass(self.index, m, weigh, |doc| m.sum(doc) != 0)?;
@@ -376,11 +385,13 @@ struct Weigh<'t, 'i> {
     prune: Option<Prune<'t>>,
 }
 
-/// The proximity pairs as bounds: (mask of their two tokens, bonus), and the least they add.
+/// The proximity pairs as bounds: (mask of their two tokens, bonus), and the least they add;
+/// and the most the feedback term of a record of the segment scored can be.
 #[derive(Clone, Copy)]
 struct Prune<'t> {
     pairs: &'t [(u32, f64)],
     pairs_least: f64,
+    feedback_most: f64,
 }
 
 /// The most the proximity `pairs` (mask of their two tokens, bonus) can add to a record
@@ -713,7 +724,7 @@ impl<'t> ChunkScores<'t> {
             let reaches = self.floor.map_or(f64::NEG_INFINITY, |floor| floor - SLACK);
             for &at in &self.gather.records {
                 let at = at as usize;
-                let most = std::mem::take(&mut self.gather.most[at]) + FEEDBACK_MAX;
+                let most = std::mem::take(&mut self.gather.most[at]) + self.prune.feedback_most;
                 let tokens = std::mem::take(&mut self.gather.tokens[at]);
                 let involved = || is_involved(base + at as u32);
                 if most + pairs_max < reaches && !involved() {
@@ -755,7 +766,7 @@ impl<'t> ChunkScores<'t> {
         let Some(floor) = self.floor else {
             return 0;
         };
-        let (mut trailing, mut most) = (0u32, FEEDBACK_MAX);
+        let (mut trailing, mut most) = (0u32, self.prune.feedback_most);
         for &t in by_most {
             let (with, sum) = (trailing | 1 << t, most + idfs[t]);
             if sum + pairs_most(self.prune.pairs, with) + SLACK >= floor {

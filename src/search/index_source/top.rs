@@ -15,7 +15,7 @@ use crate::search::profiles::age_days;
 use crate::search::profiles::recency::{self, RecencyInput};
 use crate::search::query::PreparedQuery;
 use crate::search::response::Counts;
-use crate::search::standard::{self, MatchLevel};
+use crate::search::standard::{self, FeedbackRange, MatchLevel};
 use crate::search::{scratch, standard_parts, BoundedOrder, DocRef, Matched, Source};
 
 use crate::search::phrase_checks::{check_phrases, nth_best, PhraseBound, PhraseChecks};
@@ -158,6 +158,8 @@ impl Reach {
 struct Ranker<'s> {
     order: BoundedOrder<'s>,
     token_count: u32,
+    /// Where the feedback term of every candidate lies (standard's).
+    feedback: FeedbackRange,
     /// The best relevance of every candidate (recency's r_max; 0 for the other orders).
     r_max: f64,
 }
@@ -215,7 +217,7 @@ impl Ranker<'_> {
     fn lower(&self, r: f64) -> f64 {
         match self.order {
             // (bm25f is ranked by `bm25f_top`, never by relevance.)
-            BoundedOrder::Standard => r + FEEDBACK_MIN,
+            BoundedOrder::Standard => r + self.feedback.least,
             BoundedOrder::DecayCandidates { .. } => r,
             BoundedOrder::Recency { settings, .. } => {
                 // recency ∈ [0, 1]: the age is never negative.
@@ -228,7 +230,7 @@ impl Ranker<'_> {
     /// pinned or not, its record unread.
     fn upper(&self, r: f64, pinned: bool) -> f64 {
         match self.order {
-            BoundedOrder::Standard => r + FEEDBACK_MAX,
+            BoundedOrder::Standard => r + self.feedback.most,
             BoundedOrder::DecayCandidates { .. } => r,
             BoundedOrder::Recency { settings, .. } => {
                 let pin = if pinned { settings.pin_bonus } else { 0.0 };
@@ -331,6 +333,15 @@ impl Candidate {
 }
 
 impl<'a> IndexSource<'a> {
+    /// Where the feedback term of every record of segment match `m` lies: from what its
+    /// columns can encode and the feedback the log added (see [`Index::feedback_bounds`]).
+    ///
+    /// [`Index::feedback_bounds`]: crate::index::Index::feedback_bounds
+    pub(super) fn feedback_range(&self, m: &SegmentMatch<'_>) -> FeedbackRange {
+        let (least, most) = self.index.feedback_bounds(m.s as usize);
+        FeedbackRange::of(&least, &most)
+    }
+
     /// The records of each segment in a supersession relation with a candidate: those naming
     /// a target (whether or not it is a candidate) and those some candidate names.
     pub(super) fn involvement(&self, matches: &[SegmentMatch<'a>]) -> Result<Vec<RoaringBitmap>> {
@@ -482,6 +493,9 @@ impl<'a> IndexSource<'a> {
         let mut ranker = Ranker {
             order: *order,
             token_count,
+            feedback: (matches.iter().map(|m| self.feedback_range(m)))
+                .reduce(FeedbackRange::union)
+                .unwrap_or(FeedbackRange::ANY),
             r_max: 0.0,
         };
         match order {
@@ -822,10 +836,6 @@ pub(super) fn page_positions(
 
 /// Phrases checked in one segment: (record number, found), ascending.
 pub(super) type Checked = Vec<(u32, bool)>;
-
-/// The feedback term lies strictly inside this range (SPEC §4).
-pub(super) const FEEDBACK_MIN: f64 = -1.5;
-pub(super) const FEEDBACK_MAX: f64 = 2.5;
 
 /// One pass over a segment's candidates, from the accumulated sums alone.
 pub(super) struct Survey {

@@ -90,6 +90,86 @@ pub fn feedback_score(feedback: &Feedback) -> f64 {
     (2.5 * (s + 0.5 * p) - 1.5 * (f + 0.5 * n + 0.5 * o)) / (total as f64 + 2.0)
 }
 
+/// Where the feedback term of some records lies: bounds a search ranks with before it reads
+/// their counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeedbackRange {
+    /// No record's term is below this.
+    pub least: f64,
+    /// No record's term is above this.
+    pub most: f64,
+}
+
+impl FeedbackRange {
+    /// Whatever the counts: the term lies strictly inside (−1.5, 2.5).
+    pub const ANY: FeedbackRange = FeedbackRange {
+        least: -1.5,
+        most: 2.5,
+    };
+
+    /// The least and the greatest term of records whose every count lies between its value in
+    /// `least` and in `most`.
+    ///
+    /// With the other counts fixed, the term is `(a·x + c) / (x + d)` in any one count `x`,
+    /// with `d` > 0: monotonic. So over the box of counts its extremes lie at corners, and the
+    /// 32 corners are scored as [`feedback_score`] scores a record. A corner's term is then
+    /// one a record may have, bit for bit, and a record's term inside the box passes the
+    /// corners' by rounding at most (a few units in the last place, far below the slack that
+    /// search bounds keep). Counts past 2^50, where `f64` would round the total, give
+    /// [`FeedbackRange::ANY`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use reliora::record::Feedback;
+    /// use reliora::internals::search::profiles::standard::FeedbackRange;
+    ///
+    /// let most = Feedback { success: 3, failure: 1, ..Feedback::default() };
+    /// let range = FeedbackRange::of(&Feedback::default(), &most);
+    /// assert_eq!(range, FeedbackRange { least: -0.5, most: 1.5 });
+    /// ```
+    pub fn of(least: &Feedback, most: &Feedback) -> FeedbackRange {
+        let counts = |f: &Feedback| {
+            [
+                f.success,
+                f.partial,
+                f.failure,
+                f.not_applicable,
+                f.outdated,
+            ]
+        };
+        let (lo, hi) = (counts(least), counts(most));
+        if hi.iter().any(|&c| c > 1 << 50) || lo.iter().zip(&hi).any(|(l, h)| l > h) {
+            return FeedbackRange::ANY;
+        }
+        let mut range = FeedbackRange {
+            least: f64::INFINITY,
+            most: f64::NEG_INFINITY,
+        };
+        for corner in 0..32u32 {
+            let pick = |i: usize| if corner >> i & 1 == 0 { lo[i] } else { hi[i] };
+            let term = feedback_score(&Feedback {
+                success: pick(0),
+                partial: pick(1),
+                failure: pick(2),
+                not_applicable: pick(3),
+                outdated: pick(4),
+            });
+            range.least = range.least.min(term);
+            range.most = range.most.max(term);
+        }
+        range
+    }
+
+    /// The range holding both.
+    pub fn union(self, other: FeedbackRange) -> FeedbackRange {
+        FeedbackRange {
+            least: self.least.min(other.least),
+            most: self.most.max(other.most),
+        }
+    }
+}
+
 /// The match level from coverage and relevance (before feedback).
 pub fn match_level(coverage: f64, relevance: f64) -> MatchLevel {
     if coverage >= 0.75 && relevance >= 18.0 {
@@ -118,5 +198,81 @@ pub fn breakdown(
         exact_phrase: f64::from(relevance.exact_phrase) * relevance.coverage_multiplier,
         coverage_multiplier: relevance.coverage_multiplier,
         feedback,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn feedback([success, partial, failure, not_applicable, outdated]: [u64; 5]) -> Feedback {
+        Feedback {
+            success,
+            partial,
+            failure,
+            not_applicable,
+            outdated,
+        }
+    }
+
+    proptest! {
+        /// Every term of counts inside the box lies in the range computed from its corners,
+        /// and the range is reached: some corner's term is each end.
+        #[test]
+        fn a_feedback_range_holds_every_term_inside_its_box(
+            a in prop::array::uniform5(0u64..40),
+            b in prop::array::uniform5(0u64..40),
+            at in prop::array::uniform5(0.0f64..=1.0),
+        ) {
+            let lo: [u64; 5] = std::array::from_fn(|i| a[i].min(b[i]));
+            let hi: [u64; 5] = std::array::from_fn(|i| a[i].max(b[i]));
+            let range = FeedbackRange::of(&feedback(lo), &feedback(hi));
+            let inside: [u64; 5] =
+                std::array::from_fn(|i| lo[i] + ((hi[i] - lo[i]) as f64 * at[i]).round() as u64);
+            let term = feedback_score(&feedback(inside));
+            // Rounding may pass a corner's term by a few units in the last place.
+            let ulps = 1e-12;
+            prop_assert!(
+                range.least - ulps <= term && term <= range.most + ulps,
+                "{term} outside {range:?}"
+            );
+            prop_assert!(FeedbackRange::ANY.least < range.least);
+            prop_assert!(range.most < FeedbackRange::ANY.most);
+            // Every count between its bounds, exhaustively, on a small box.
+            let small: [u64; 5] = std::array::from_fn(|i| hi[i].min(lo[i] + 2));
+            let mut seen = (f64::INFINITY, f64::NEG_INFINITY);
+            for n in 0..3u32.pow(5) {
+                let counts: [u64; 5] = std::array::from_fn(|i| {
+                    (lo[i] + u64::from(n / 3u32.pow(i as u32) % 3)).min(small[i])
+                });
+                let term = feedback_score(&feedback(counts));
+                seen = (seen.0.min(term), seen.1.max(term));
+            }
+            // The corners are among the points: the ends are reached exactly.
+            let corners = FeedbackRange::of(&feedback(lo), &feedback(small));
+            prop_assert!(seen.0 <= corners.least && corners.most <= seen.1);
+            prop_assert!(corners.least - ulps <= seen.0 && seen.1 <= corners.most + ulps);
+        }
+    }
+
+    /// Counts too large for the total to be exact, or bounds the wrong way round, bound
+    /// nothing.
+    #[test]
+    fn a_feedback_range_past_exact_counts_is_any() {
+        let none = Feedback::default();
+        let huge = feedback([u64::MAX, 0, 0, 0, 0]);
+        assert_eq!(FeedbackRange::of(&none, &huge), FeedbackRange::ANY);
+        assert_eq!(
+            FeedbackRange::of(&feedback([2, 0, 0, 0, 0]), &none),
+            FeedbackRange::ANY
+        );
+        assert_eq!(
+            FeedbackRange::of(&none, &none),
+            FeedbackRange {
+                least: 0.0,
+                most: 0.0
+            }
+        );
     }
 }
