@@ -1068,6 +1068,45 @@ fn feedback_the_log_added_lifts_a_record_past_its_columns_bound() {
     }
 }
 
+/// Before any record is scored, `bm25f` reads the rarer half of the query's tokens first and
+/// sets an early floor from the best records' parts from those alone, with their feedback
+/// terms. Here the records holding the rare word hold it in their tags, but poor feedback
+/// leaves them below records holding only the common word: an early floor without their
+/// feedback would stand above all the common word can add, so that those records would never
+/// be read, and the page would be the rare word's.
+#[test]
+fn bm25f_early_floor_counts_the_feedback_of_the_records_it_reads() {
+    let mut records: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("rare{i:02}"),
+                "title": format!("record {i}"),
+                "tags": ["zephyr"],
+                "warnings": ["the kettle boiled over on a long evening with many other words"],
+                "feedback": {"failure": 100},
+            })
+        })
+        .collect();
+    records.extend((0..120).map(|i| {
+        serde_json::json!({"id": format!("common{i:03}"), "title": "a record", "tags": ["kettle"]})
+    }));
+    records
+        .extend((0..120).map(
+            |i| serde_json::json!({"id": format!("other{i:03}"), "title": "unrelated words"}),
+        ));
+    for layout in [Layout::One, Layout::Segments(100)] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path(), &records, layout);
+        for limit in ["1", "3", "10"] {
+            let options = [("profile", "bm25f"), ("limit", limit)];
+            let context = format!("limit {limit}, {layout:?}");
+            answers_as_a_scan(&index, "zephyr kettle", &options).expect(&context);
+            let page = index.search(&request("zephyr kettle", &options)).unwrap();
+            assert!(page.results[0].id.starts_with("common"), "{context}");
+        }
+    }
+}
+
 /// A segment is searched a chunk of 65,536 records at a time: the standard accumulation and
 /// `bm25f`'s bounds and scores, whose floor rises from chunk to chunk. Two chunks of records
 /// over a small vocabulary, rare words spread over all of them and the best feedback late,

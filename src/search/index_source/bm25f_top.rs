@@ -588,6 +588,15 @@ impl Gather {
     }
 }
 
+/// The passes over a chunk's postings: the rarer tokens' (before any record is scored), the
+/// leading tokens', then the trailing tokens' for the records the others touched.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Rare,
+    Leading,
+    Trailing,
+}
+
 /// The pruned BM25F sums of one segment, a chunk of [`CHUNK_RECORDS`] records at a time: each
 /// token's postings in the chunk are read once, with their term frequencies, and kept; every
 /// candidate's bound comes from them (each token's part with its term frequencies in groups
@@ -603,6 +612,9 @@ struct ChunkScores<'t> {
     /// The lower bounds of the best records scored so far (at most `wanted` after each chunk).
     lower: Vec<f64>,
     floor: Option<f64>,
+    /// The wanted-th best lower bound of records not scored: their parts from the rarer
+    /// tokens alone, read first in the first chunk (see [`ChunkScores::early_floor`]).
+    early: Option<f64>,
     /// The chunk's postings kept, per record its tokens and bound.
     gather: Gather,
     /// A bit per record of the chunk: scored; touched by a leading token (or involved), the
@@ -621,6 +633,7 @@ impl<'t> ChunkScores<'t> {
             prune,
             lower: Vec::new(),
             floor: None,
+            early: None,
             gather: Gather {
                 tokens: scratch::COUNTS.take(CHUNK_RECORDS),
                 most: scratch::FLOATS.take(CHUNK_RECORDS),
@@ -666,22 +679,46 @@ impl<'t> ChunkScores<'t> {
             let base = (chunk * CHUNK_RECORDS) as u32;
             self.gather.kept.clear();
             self.gather.stored.clear();
-            // The leading tokens' postings first; then the trailing tokens', for the records
-            // the leading ones touched (and the involved) alone.
-            let trailing = self.trailing(&by_most, weigh.idfs);
-            for trails in [false, true] {
-                if trails && !involved.is_empty() {
-                    // The involved records are read whatever the leading tokens touched.
-                    for doc in involved.range(base..base.saturating_add(CHUNK_RECORDS as u32)) {
-                        if keep(doc) {
-                            let at = (doc - base) as usize;
-                            self.touched[at / 64] |= 1 << (at % 64);
+            // Before any record is scored, the rarer half of the tokens is read first, and the
+            // best records' parts from those alone set an early floor (below); then the
+            // leading tokens' postings; then the trailing tokens', for the records the leading
+            // ones touched (and the involved) alone.
+            let rare = match self.bar() {
+                None if by_most.len() > 1 => {
+                    (by_most[by_most.len() / 2..].iter()).fold(0u32, |mask, &t| mask | 1 << t)
+                }
+                _ => 0,
+            };
+            let mut trailing = 0;
+            for pass in [Pass::Rare, Pass::Leading, Pass::Trailing] {
+                match pass {
+                    Pass::Rare if rare == 0 => continue,
+                    Pass::Rare => {}
+                    Pass::Leading => {
+                        if rare != 0 {
+                            self.early = self.early_floor(index, m, weigh, base, &is_involved)?;
+                        }
+                        trailing = self.trailing(&by_most, weigh.idfs) & !rare;
+                    }
+                    Pass::Trailing => {
+                        // The involved records are read whatever the leading tokens touched.
+                        for doc in involved.range(base..base.saturating_add(CHUNK_RECORDS as u32)) {
+                            if keep(doc) {
+                                let at = (doc - base) as usize;
+                                self.touched[at / 64] |= 1 << (at % 64);
+                            }
                         }
                     }
                 }
+                let trails = pass == Pass::Trailing;
                 for (t, postings, cursor) in &mut walks {
                     let t = *t;
-                    if (trailing & 1 << t != 0) != trails {
+                    let reads = match pass {
+                        Pass::Rare => rare & 1 << t != 0,
+                        Pass::Leading => (rare | trailing) & 1 << t == 0,
+                        Pass::Trailing => trailing & 1 << t != 0,
+                    };
+                    if !reads {
                         continue;
                     }
                     let ChunkScores {
@@ -721,7 +758,7 @@ impl<'t> ChunkScores<'t> {
             // The chunk's candidates with their bounds; past the first floor, only those whose
             // bound (first with every pair at its most) reaches it.
             candidates.clear();
-            let reaches = self.floor.map_or(f64::NEG_INFINITY, |floor| floor - SLACK);
+            let reaches = self.bar().map_or(f64::NEG_INFINITY, |floor| floor - SLACK);
             for &at in &self.gather.records {
                 let at = at as usize;
                 let most = std::mem::take(&mut self.gather.most[at]) + self.prune.feedback_most;
@@ -744,7 +781,7 @@ impl<'t> ChunkScores<'t> {
                     bound >= first
                 })?;
             }
-            let floor = self.floor.unwrap_or(f64::NEG_INFINITY);
+            let floor = self.bar().unwrap_or(f64::NEG_INFINITY);
             self.score(index, m, weigh, base, &candidates, &is_involved, |bound| {
                 bound + SLACK >= floor
             })?;
@@ -758,12 +795,66 @@ impl<'t> ChunkScores<'t> {
         Ok(self.out)
     }
 
+    /// The floor records are held to: the greater of the scored records' and the early one.
+    fn bar(&self) -> Option<f64> {
+        match (self.floor, self.early) {
+            (Some(floor), Some(early)) => Some(floor.max(early)),
+            (floor, early) => floor.or(early),
+        }
+    }
+
+    /// A floor from the postings gathered so far (the rarer tokens', before any record is
+    /// scored): the records with the best bounds (a few times the page, involved ones left
+    /// out) get their parts from the tokens read, with their group lengths; a part is never
+    /// negative where bounds prune, so with the record's feedback term and its pairs at their
+    /// least that sum is a lower bound of its score, and the wanted-th best of them bounds the
+    /// page from below. `None` with fewer records than wanted.
+    fn early_floor(
+        &self,
+        index: &Index,
+        m: &SegmentMatch<'_>,
+        weigh: &Weigh<'_, '_>,
+        base: u32,
+        is_involved: &impl Fn(u32) -> bool,
+    ) -> Result<Option<f64>> {
+        let gather = &self.gather;
+        let mut best: Vec<(f64, u16)> = (gather.records.iter())
+            .filter(|&&at| !is_involved(base + u32::from(at)))
+            .map(|&at| (gather.most[at as usize], at))
+            .collect();
+        let take = (4 * self.wanted).max(64);
+        if best.len() > take {
+            best.select_nth_unstable_by(take - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            best.truncate(take);
+        }
+        best.sort_unstable_by_key(|b| b.1);
+        let lengths = (best.iter())
+            .map(|&(_, at)| m.segment.columns.group_lengths(base + u32::from(at)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut sums = vec![0.0f64; best.len()];
+        for k in &gather.kept {
+            if let Ok(i) = best.binary_search_by_key(&k.at, |b| b.1) {
+                let w = term_weight(&gather.tfs(k), &lengths[i], weigh.avglen, weigh.b);
+                if w > 0.0 {
+                    sums[i] += weigh.idfs[k.token as usize] * w / (weigh.saturation + w);
+                }
+            }
+        }
+        let mut lower = (sums.iter().zip(&best))
+            .map(|(sum, &(_, at))| {
+                let feedback = feedback_term(index, m, base + u32::from(at))?;
+                Ok(sum + feedback + self.prune.pairs_least)
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        Ok(nth_best(&mut lower, self.wanted))
+    }
+
     /// The tokens that cannot lift a record to the floor without the others: the most tokens,
     /// by the most their part can be (`by_most`: their idf, least first), whose idfs summed with
     /// their pairs and the feedback term at their most stay below it. A record that none of the
     /// other tokens reach is not read (MaxScore).
     fn trailing(&self, by_most: &[usize], idfs: &[f64]) -> u32 {
-        let Some(floor) = self.floor else {
+        let Some(floor) = self.bar() else {
             return 0;
         };
         let (mut trailing, mut most) = (0u32, self.prune.feedback_most);
