@@ -99,11 +99,37 @@ impl SegmentMatch<'_> {
         } else {
             scratch::COUNTS.take(n as usize)
         };
+        // Looked up one by one, a record is asked about a term only while it lacks the term's
+        // token and the tokens found fall short of the number its key counts (a record without
+        // a key is asked about every term).
+        let matched: Vec<u32> = (docs.iter())
+            .map(|&doc| {
+                Some(self.matched(doc))
+                    .filter(|&m| m > 0)
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        let mut asked: Vec<u32> = Vec::new();
+        let mut places: Vec<usize> = Vec::new();
         for (t, terms) in self.terms.iter().enumerate() {
             for &term in terms {
+                if few {
+                    asked.clear();
+                    places.clear();
+                    for (i, &doc) in docs.iter().enumerate() {
+                        let found = out[i];
+                        if found & 1 << t == 0 && found.count_ones() < matched[i] {
+                            asked.push(doc);
+                            places.push(i);
+                        }
+                    }
+                    if asked.is_empty() {
+                        continue;
+                    }
+                }
                 let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
                 if few {
-                    postings.each_contained(docs, |i| out[i] |= 1 << t);
+                    postings.each_contained(&asked, |k| out[places[k]] |= 1 << t);
                 } else {
                     postings.for_each(n, file, |doc, _| dense[doc as usize] |= 1 << t)?;
                 }
