@@ -72,17 +72,11 @@ impl Index {
                 .zip(&self.overlay.feedback_docs)
                 .map(|(segment, added)| {
                     let (least, mut most) = segment.columns.feedback_bounds();
-                    let mut added_most = Feedback::default();
-                    for more in added.values() {
-                        added_most = Feedback {
-                            success: added_most.success.max(more.success),
-                            partial: added_most.partial.max(more.partial),
-                            failure: added_most.failure.max(more.failure),
-                            not_applicable: added_most.not_applicable.max(more.not_applicable),
-                            outdated: added_most.outdated.max(more.outdated),
-                        };
-                    }
-                    most.merge(&added_most);
+                    let added_most = added.values().fold([0; 5], |most, more| {
+                        let more = more.counts();
+                        std::array::from_fn(|i| most[i].max(more[i]))
+                    });
+                    most.merge(&Feedback::from_counts(added_most));
                     (least, most)
                 })
                 .collect()

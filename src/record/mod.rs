@@ -82,6 +82,39 @@ pub struct Feedback {
 }
 
 impl Feedback {
+    /// The five counts in SPEC's order: success, partial, failure, notApplicable, outdated.
+    pub fn counts(&self) -> [u64; 5] {
+        [
+            self.success,
+            self.partial,
+            self.failure,
+            self.not_applicable,
+            self.outdated,
+        ]
+    }
+
+    /// The feedback of five counts in the order of [`Feedback::counts`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use reliora::record::Feedback;
+    ///
+    /// let feedback = Feedback { success: 3, failure: 1, ..Feedback::default() };
+    /// assert_eq!(Feedback::from_counts(feedback.counts()), feedback);
+    /// ```
+    pub fn from_counts(
+        [success, partial, failure, not_applicable, outdated]: [u64; 5],
+    ) -> Feedback {
+        Feedback {
+            success,
+            partial,
+            failure,
+            not_applicable,
+            outdated,
+        }
+    }
+
     /// The sum of the five counts (saturating at `u64::MAX`).
     ///
     /// # Example

@@ -386,16 +386,12 @@ impl Columns {
     /// The least and the most each feedback count of a row can be, from the columns'
     /// encodings alone (what the widths allow, so the most may exceed every row's count).
     pub fn feedback_bounds(&self) -> (Feedback, Feedback) {
-        let [success, partial, failure, not_applicable, outdated] =
+        let ranges: [(u64, u64); 5] =
             std::array::from_fn(|i| self.columns[FEEDBACK + i].value_range());
-        let bound = |pick: fn((u64, u64)) -> u64| Feedback {
-            success: pick(success),
-            partial: pick(partial),
-            failure: pick(failure),
-            not_applicable: pick(not_applicable),
-            outdated: pick(outdated),
-        };
-        (bound(|r| r.0), bound(|r| r.1))
+        (
+            Feedback::from_counts(ranges.map(|r| r.0)),
+            Feedback::from_counts(ranges.map(|r| r.1)),
+        )
     }
 
     /// The feedback counts of record `doc`, read without the rest of its row.

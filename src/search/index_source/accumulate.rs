@@ -102,13 +102,17 @@ impl SegmentMatch<'_> {
         // Looked up one by one, a record is asked about a term only while it lacks the term's
         // token and the tokens found fall short of the number its key counts (a record without
         // a key is asked about every term).
-        let matched: Vec<u32> = (docs.iter())
-            .map(|&doc| {
-                Some(self.matched(doc))
-                    .filter(|&m| m > 0)
-                    .unwrap_or(u32::MAX)
-            })
-            .collect();
+        let matched: Vec<u32> = if few {
+            (docs.iter())
+                .map(|&doc| {
+                    Some(self.matched(doc))
+                        .filter(|&m| m > 0)
+                        .unwrap_or(u32::MAX)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut asked: Vec<u32> = Vec::new();
         let mut places: Vec<usize> = Vec::new();
         for (t, terms) in self.terms.iter().enumerate() {

@@ -123,8 +123,6 @@ impl<'a> IndexSource<'a> {
             prune: bounded.then_some(Prune {
                 pairs: &pairs,
                 pairs_least,
-                // Set per segment.
-                feedback_most: FeedbackRange::ANY.most,
             }),
         };
         // Where each segment's feedback terms lie, from its columns' encodings.
@@ -132,7 +130,10 @@ impl<'a> IndexSource<'a> {
         let exact: Vec<Vec<Exact>> = matches
             .par_iter()
             .zip(&sets)
-            .map(|(m, sets)| self.exact_scores(m, &weigh, &sets.involved, wanted))
+            .zip(&feedback)
+            .map(|((m, sets), feedback)| {
+                self.exact_scores(m, &weigh, &sets.involved, wanted, feedback.most)
+            })
             .collect::<Result<_>>()?;
 
         let mut lower: Vec<f64> = exact
@@ -302,14 +303,11 @@ impl<'a> IndexSource<'a> {
         weigh: &Weigh<'_, '_>,
         involved: &RoaringBitmap,
         wanted: usize,
+        feedback_most: f64,
     ) -> Result<Vec<Exact>> {
         match weigh.prune {
             Some(prune) => {
-                let prune = Prune {
-                    feedback_most: self.feedback_range(m).most,
-                    ..prune
-                };
-                ChunkScores::new(wanted, prune).run(self.index, m, weigh, involved)
+                ChunkScores::new(wanted, prune, feedback_most).run(self.index, m, weigh, involved)
             }
             None => {
                 let mut sums = ExactSums::new(m.segment.len() as usize);
@@ -385,13 +383,11 @@ struct Weigh<'t, 'i> {
     prune: Option<Prune<'t>>,
 }
 
-/// The proximity pairs as bounds: (mask of their two tokens, bonus), and the least they add;
-/// and the most the feedback term of a record of the segment scored can be.
+/// The proximity pairs as bounds: (mask of their two tokens, bonus), and the least they add.
 #[derive(Clone, Copy)]
 struct Prune<'t> {
     pairs: &'t [(u32, f64)],
     pairs_least: f64,
-    feedback_most: f64,
 }
 
 /// The most the proximity `pairs` (mask of their two tokens, bonus) can add to a record
@@ -609,6 +605,8 @@ enum Pass {
 struct ChunkScores<'t> {
     wanted: usize,
     prune: Prune<'t>,
+    /// The most the feedback term of a record of the segment can be.
+    feedback_most: f64,
     /// The lower bounds of the best records scored so far (at most `wanted` after each chunk).
     lower: Vec<f64>,
     floor: Option<f64>,
@@ -627,10 +625,11 @@ struct ChunkScores<'t> {
 }
 
 impl<'t> ChunkScores<'t> {
-    fn new(wanted: usize, prune: Prune<'t>) -> ChunkScores<'t> {
+    fn new(wanted: usize, prune: Prune<'t>, feedback_most: f64) -> ChunkScores<'t> {
         ChunkScores {
             wanted,
             prune,
+            feedback_most,
             lower: Vec::new(),
             floor: None,
             early: None,
@@ -761,7 +760,7 @@ impl<'t> ChunkScores<'t> {
             let reaches = self.bar().map_or(f64::NEG_INFINITY, |floor| floor - SLACK);
             for &at in &self.gather.records {
                 let at = at as usize;
-                let most = std::mem::take(&mut self.gather.most[at]) + self.prune.feedback_most;
+                let most = std::mem::take(&mut self.gather.most[at]) + self.feedback_most;
                 let tokens = std::mem::take(&mut self.gather.tokens[at]);
                 let involved = || is_involved(base + at as u32);
                 if most + pairs_max < reaches && !involved() {
@@ -857,7 +856,7 @@ impl<'t> ChunkScores<'t> {
         let Some(floor) = self.bar() else {
             return 0;
         };
-        let (mut trailing, mut most) = (0u32, self.prune.feedback_most);
+        let (mut trailing, mut most) = (0u32, self.feedback_most);
         for &t in by_most {
             let (with, sum) = (trailing | 1 << t, most + idfs[t]);
             if sum + pairs_most(self.prune.pairs, with) + SLACK >= floor {

@@ -129,16 +129,7 @@ impl FeedbackRange {
     /// assert_eq!(range, FeedbackRange { least: -0.5, most: 1.5 });
     /// ```
     pub fn of(least: &Feedback, most: &Feedback) -> FeedbackRange {
-        let counts = |f: &Feedback| {
-            [
-                f.success,
-                f.partial,
-                f.failure,
-                f.not_applicable,
-                f.outdated,
-            ]
-        };
-        let (lo, hi) = (counts(least), counts(most));
+        let (lo, hi) = (least.counts(), most.counts());
         if hi.iter().any(|&c| c > 1 << 50) || lo.iter().zip(&hi).any(|(l, h)| l > h) {
             return FeedbackRange::ANY;
         }
@@ -148,13 +139,7 @@ impl FeedbackRange {
         };
         for corner in 0..32u32 {
             let pick = |i: usize| if corner >> i & 1 == 0 { lo[i] } else { hi[i] };
-            let term = feedback_score(&Feedback {
-                success: pick(0),
-                partial: pick(1),
-                failure: pick(2),
-                not_applicable: pick(3),
-                outdated: pick(4),
-            });
+            let term = feedback_score(&Feedback::from_counts(std::array::from_fn(pick)));
             range.least = range.least.min(term);
             range.most = range.most.max(term);
         }
@@ -206,16 +191,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn feedback([success, partial, failure, not_applicable, outdated]: [u64; 5]) -> Feedback {
-        Feedback {
-            success,
-            partial,
-            failure,
-            not_applicable,
-            outdated,
-        }
-    }
-
     proptest! {
         /// Every term of counts inside the box lies in the range computed from its corners,
         /// and the range is reached: some corner's term is each end.
@@ -227,10 +202,10 @@ mod tests {
         ) {
             let lo: [u64; 5] = std::array::from_fn(|i| a[i].min(b[i]));
             let hi: [u64; 5] = std::array::from_fn(|i| a[i].max(b[i]));
-            let range = FeedbackRange::of(&feedback(lo), &feedback(hi));
+            let range = FeedbackRange::of(&Feedback::from_counts(lo), &Feedback::from_counts(hi));
             let inside: [u64; 5] =
                 std::array::from_fn(|i| lo[i] + ((hi[i] - lo[i]) as f64 * at[i]).round() as u64);
-            let term = feedback_score(&feedback(inside));
+            let term = feedback_score(&Feedback::from_counts(inside));
             // Rounding may pass a corner's term by a few units in the last place.
             let ulps = 1e-12;
             prop_assert!(
@@ -246,11 +221,11 @@ mod tests {
                 let counts: [u64; 5] = std::array::from_fn(|i| {
                     (lo[i] + u64::from(n / 3u32.pow(i as u32) % 3)).min(small[i])
                 });
-                let term = feedback_score(&feedback(counts));
+                let term = feedback_score(&Feedback::from_counts(counts));
                 seen = (seen.0.min(term), seen.1.max(term));
             }
             // The corners are among the points: the ends are reached exactly.
-            let corners = FeedbackRange::of(&feedback(lo), &feedback(small));
+            let corners = FeedbackRange::of(&Feedback::from_counts(lo), &Feedback::from_counts(small));
             prop_assert!(seen.0 <= corners.least && corners.most <= seen.1);
             prop_assert!(corners.least - ulps <= seen.0 && seen.1 <= corners.most + ulps);
         }
@@ -261,10 +236,10 @@ mod tests {
     #[test]
     fn a_feedback_range_past_exact_counts_is_any() {
         let none = Feedback::default();
-        let huge = feedback([u64::MAX, 0, 0, 0, 0]);
+        let huge = Feedback::from_counts([u64::MAX, 0, 0, 0, 0]);
         assert_eq!(FeedbackRange::of(&none, &huge), FeedbackRange::ANY);
         assert_eq!(
-            FeedbackRange::of(&feedback([2, 0, 0, 0, 0]), &none),
+            FeedbackRange::of(&Feedback::from_counts([2, 0, 0, 0, 0]), &none),
             FeedbackRange::ANY
         );
         assert_eq!(
