@@ -41,7 +41,7 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
         Vec::new()
     };
     // What the postings decide leaves the upper score exact.
-    step.decide_absent_entities(ranked, &entities)?;
+    step.decide_entities_unread(ranked, &entities)?;
     ranked.sort_unstable_by(|a, b| by_score_then_id(a.upper(), b.upper(), a, b));
     let (chars, penalty) = (
         step.settings.mmr.prefix_chars,

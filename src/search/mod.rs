@@ -162,11 +162,12 @@ pub(crate) trait Source: Sync {
     fn exact_postings(&self, query: &PreparedQuery, docs: &[DocRef]) -> Result<Vec<ExactPostings>>;
     /// Whether some live record names this entity (given lowercased) in its `entities`.
     fn entity_known(&self, name: &str) -> Result<bool>;
-    /// For each record of `docs`, whether what the source knows without reading it proves that
-    /// none of `entities` occurs in it (SPEC §5.4); `false` where it cannot tell.
-    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
+    /// For each record of `docs`, the entity check (SPEC §5.4: whether one of `entities` occurs
+    /// in it) where what the source knows without reading the record decides it; `None` where
+    /// it cannot tell.
+    fn entity_checks(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<Option<bool>>> {
         let _ = entities;
-        Ok(vec![false; docs.len()])
+        Ok(vec![None; docs.len()])
     }
 }
 

@@ -244,7 +244,7 @@ impl Step<'_> {
 
     /// Makes the entity check of every undecided candidate.
     pub fn decide_entities(&self, ranked: &mut [Ranked<'_>], entities: &[String]) -> Result<()> {
-        self.decide_absent_entities(ranked, entities)?;
+        self.decide_entities_unread(ranked, entities)?;
         ranked
             .par_iter_mut()
             .filter(|r| r.undecided.is_some())
@@ -254,10 +254,9 @@ impl Step<'_> {
             })
     }
 
-    /// Makes the entity check of the undecided candidates that the source can make without
-    /// reading their records (SPEC §5.4: none of `entities` occurs in them), and of every one
-    /// when the query has no entity.
-    pub fn decide_absent_entities(
+    /// Makes the entity check (SPEC §5.4) of the undecided candidates where the source can make
+    /// it without reading their records, and of every one when the query has no entity.
+    pub fn decide_entities_unread(
         &self,
         ranked: &mut [Ranked<'_>],
         entities: &[String],
@@ -266,14 +265,14 @@ impl Step<'_> {
             .filter(|&i| ranked[i].undecided.is_some())
             .collect();
         let docs: Vec<DocRef> = undecided.iter().map(|&i| ranked[i].hit.doc).collect();
-        let absent = if entities.iter().all(String::is_empty) {
-            vec![true; docs.len()]
+        let checks = if entities.iter().all(String::is_empty) {
+            vec![Some(false); docs.len()]
         } else {
-            self.source.entities_absent(&docs, entities)?
+            self.source.entity_checks(&docs, entities)?
         };
-        for (i, absent) in undecided.into_iter().zip(absent) {
-            if absent {
-                ranked[i].decide(false);
+        for (i, check) in undecided.into_iter().zip(checks) {
+            if let Some(occurs) = check {
+                ranked[i].decide(occurs);
             }
         }
         Ok(())

@@ -641,10 +641,11 @@ fn recency_page(records: &[serde_json::Value], query: &str, limit: usize) -> Vec
 /// record's text elsewhere: both agree with a scan, which reads every record. The records are
 /// the cases where the tokenizer's terms and the check's text part: a combining mark after
 /// the entity or before it, a run cut at 64 characters, a stop word, the Kelvin sign, a
-/// dotted capital I, punctuation inside the entity, and a record naming it.
+/// dotted capital I, punctuation inside the entity, a CJK character right after it (a term of
+/// its own, but no boundary for the check), and a record naming it.
 #[test]
 fn decays_entity_check_from_the_postings_answers_as_a_scan() {
-    let texts: [(&str, String); 13] = [
+    let texts: [(&str, String); 14] = [
         ("e01", "Tokio\u{301} pool".into()),
         ("e02", "e\u{301}tokio pool".into()),
         ("e03", format!("{}e\u{301}tokio pool", "a".repeat(64))),
@@ -658,6 +659,7 @@ fn decays_entity_check_from_the_postings_answers_as_a_scan() {
         ("e12", "rust-analyzer pool".into()),
         ("e13", "pool".into()),
         ("e14", "Caf\u{e9} TOKIO pool".into()),
+        ("e15", "tokio\u{6570}\u{636e} pool".into()),
     ];
     let record = |id: &str, task: &str| serde_json::json!({ "id": id, "task": task });
     let plain: Vec<serde_json::Value> = texts.iter().map(|(id, t)| record(id, t)).collect();

@@ -154,8 +154,8 @@ impl Source for IndexSource<'_> {
         index_statistics::entity_known(self.index, name)
     }
 
-    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
-        terms::entities_absent(self.index, docs, entities)
+    fn entity_checks(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<Option<bool>>> {
+        terms::entity_checks(self.index, docs, entities)
     }
 }
 
@@ -251,7 +251,8 @@ mod tests {
 
     /// A segment's irregular records are read the second time they are asked for, and hold
     /// the records with a non-ASCII term or a term of 64 characters (stop words included);
-    /// until then the postings decide no entity check.
+    /// until then the postings decide no entity check. After, they decide it for every other
+    /// record where an entity is one plain word, or a record lacks a word of each entity.
     #[test]
     fn irregular_records_are_read_when_asked_twice() {
         let dir = tempfile::tempdir().unwrap();
@@ -262,6 +263,7 @@ mod tests {
             format!("a {long} word"),
             "THE \u{130} dotted".to_string(),
             "the plain tokio".to_string(),
+            "c and d".to_string(),
         ]
         .iter()
         .enumerate()
@@ -269,23 +271,26 @@ mod tests {
         .collect();
         let index = built(dir.path(), &lines, None);
         let source = IndexSource::new(&index);
-        let docs: Vec<DocRef> = (0..5).map(|doc| DocRef { segment: 0, doc }).collect();
-        let entities = ["Kafka".to_string()];
+        let docs: Vec<DocRef> = (0..6).map(|doc| DocRef { segment: 0, doc }).collect();
+        let checks = |entities: &[&str]| {
+            let entities: Vec<String> = entities.iter().map(|e| e.to_string()).collect();
+            source.entity_checks(&docs, &entities).unwrap()
+        };
         let segment = &index.segments()[0];
-        assert_eq!(
-            source.entities_absent(&docs, &entities).unwrap(),
-            [false; 5]
-        );
+        assert_eq!(checks(&["Kafka"]), [None; 6]);
         let irregular = segment.irregular().unwrap().unwrap();
-        assert_eq!(irregular, [0b01110]);
+        assert_eq!(irregular, [0b001110]);
+        let (no, yes) = (Some(false), Some(true));
+        assert_eq!(checks(&["Kafka"]), [no, None, None, None, no, no]);
+        assert_eq!(checks(&["Tokio"]), [no, None, None, None, yes, no]);
+        // Two words held apart do not make the entity occur; one missing tells it does not.
+        assert_eq!(checks(&["Plain Words"]), [None, None, None, None, no, no]);
+        // "c" is the plain word of "C++", which "c and d" does not hold.
+        assert_eq!(checks(&["C++"]), [no, None, None, None, no, None]);
+        // One entity found decides; one with no plain words leaves the rest to reading.
         assert_eq!(
-            source.entities_absent(&docs, &entities).unwrap(),
-            [true, false, false, false, true]
-        );
-        let tokio = ["tokio".to_string()];
-        assert_eq!(
-            source.entities_absent(&docs, &tokio).unwrap(),
-            [true, false, false, false, false]
+            checks(&["Tokio", "++"]),
+            [None, None, None, None, yes, None]
         );
     }
 

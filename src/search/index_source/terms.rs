@@ -65,49 +65,54 @@ fn exact_terms(segment: &Segment, key: &[u8], stop: bool, terms: &mut Vec<u64>) 
     Ok(())
 }
 
-/// For each record of `docs`, whether the postings of its segment prove that none of
-/// `entities` occurs in it (SPEC §5.4): no record of the segment names any of them, the record
-/// is not [`irregular`](Segment::irregular), and for each entity it lacks one of its
-/// [`plain_words`](entities::plain_words) as a term. All `false` when some entity has no plain
-/// words, with stemming, and in a segment whose irregular records are not read yet.
-pub(super) fn entities_absent(
+/// For each record of `docs`, what the postings of its segment tell of SPEC §5.4's entity
+/// check without reading the record: `Some(true)` when one of `entities` occurs in it,
+/// `Some(false)` when none does, `None` when they cannot tell. Both answers need the record not
+/// [`irregular`](Segment::irregular): then every alphanumeric run of its text is one of its
+/// terms and every term is such a run, so
+///
+/// - an entity that is one plain word (`plain_words` gives it back whole) occurs in it exactly
+///   when it holds that word as a term;
+/// - none occurs when, for each entity, it lacks one of its
+///   [`plain_words`](entities::plain_words) as a term and no record of the segment names the
+///   entity (in `entities`, which the terms do not hold).
+///
+/// All `None` with stemming (a term is then a stem) and in a segment whose irregular records
+/// are not read yet.
+pub(super) fn entity_checks(
     index: &Index,
     docs: &[DocRef],
     entities: &[String],
-) -> Result<Vec<bool>> {
-    let mut absent = vec![false; docs.len()];
+) -> Result<Vec<Option<bool>>> {
+    let mut checks = vec![None; docs.len()];
     let needles: Vec<String> = entities
         .iter()
         .map(|e| e.to_lowercase())
         .filter(|needle| !needle.is_empty())
         .collect();
-    let Some(words) = needles
+    if index.manifest().stem || needles.is_empty() {
+        return Ok(checks);
+    }
+    let words: Vec<Option<Vec<&str>>> = needles
         .iter()
         .map(|needle| entities::plain_words(needle))
-        .collect::<Option<Vec<_>>>()
-    else {
-        return Ok(absent);
-    };
-    if index.manifest().stem {
-        return Ok(absent);
-    }
+        .collect();
     // Per segment, when read: what its postings tell; `None` when they cannot tell.
     let mut known: Vec<Option<Option<Told<'_>>>> = vec![None; index.segments().len()];
-    for (doc, absent) in docs.iter().zip(absent.iter_mut()) {
+    for (doc, check) in docs.iter().zip(checks.iter_mut()) {
         let segment = &index.segments()[doc.segment as usize];
         let told = match &mut known[doc.segment as usize] {
             Some(told) => told,
             slot => slot.insert(match segment.irregular()? {
-                Some(irregular) => entity_holders(segment, &needles, &words)?
-                    .map(|holders| Told { irregular, holders }),
+                Some(irregular) => Some(told(segment, irregular, &needles, &words)?),
                 None => None,
             }),
         };
         if let Some(told) = told {
-            *absent = told.absent(doc.doc);
+            *check = told.check(doc.doc);
         }
     }
-    Ok(absent)
+    Ok(checks)
 }
 
 /// What a segment's postings tell of the entities in its records.
@@ -115,51 +120,83 @@ pub(super) fn entities_absent(
 struct Told<'s> {
     /// The [irregular](Segment::irregular) records, a bit each.
     irregular: &'s [u64],
-    /// Per entity, the records holding every one of its words.
-    holders: Vec<RoaringBitmap>,
+    /// The records holding, as a term, an entity that is one plain word.
+    occurs: RoaringBitmap,
+    /// The records holding every plain word of some entity; `None` when the postings cannot
+    /// show any record free of the entities (one has no plain words, or a record of the
+    /// segment names one).
+    maybe: Option<RoaringBitmap>,
 }
 
 impl Told<'_> {
-    /// Whether no entity occurs in record `doc`.
-    fn absent(&self, doc: u32) -> bool {
-        !bit_set(self.irregular, doc) && self.holders.iter().all(|h| !h.contains(doc))
+    /// The entity check of record `doc`, where the postings decide it.
+    fn check(&self, doc: u32) -> Option<bool> {
+        if bit_set(self.irregular, doc) {
+            None
+        } else if self.occurs.contains(doc) {
+            Some(true)
+        } else {
+            match &self.maybe {
+                Some(maybe) if !maybe.contains(doc) => Some(false),
+                _ => None,
+            }
+        }
     }
 }
 
-/// Per entity, the records of `segment` holding each of its `words` as a term; `None` when a
-/// record of the segment names one of the entities (`needles`, lowercased).
-fn entity_holders(
+/// What the postings of `segment` tell of the entities (`needles`, lowercased, with their
+/// plain `words`).
+fn told<'s>(
     segment: &Segment,
+    irregular: &'s [u64],
     needles: &[String],
-    words: &[Vec<&str>],
-) -> Result<Option<Vec<RoaringBitmap>>> {
-    for needle in needles {
+    words: &[Option<Vec<&str>>],
+) -> Result<Told<'s>> {
+    let mut occurs = RoaringBitmap::new();
+    let mut maybe = Some(RoaringBitmap::new());
+    for (needle, words) in needles.iter().zip(words) {
+        let Some(words) = words else {
+            maybe = None;
+            continue;
+        };
         if segment.entities.get(needle.as_bytes())?.is_some() {
-            return Ok(None);
+            maybe = None;
+        }
+        let holders = holders(segment, words)?;
+        if words.len() == 1 && words[0] == needle.as_str() {
+            occurs |= &holders;
+        }
+        if let Some(maybe) = &mut maybe {
+            *maybe |= holders;
         }
     }
+    Ok(Told {
+        irregular,
+        occurs,
+        maybe,
+    })
+}
+
+/// The records of `segment` holding each of `words` as a term.
+fn holders(segment: &Segment, words: &[&str]) -> Result<RoaringBitmap> {
     let file = segment.postings.file();
-    let mut holders = Vec::with_capacity(words.len());
-    for words in words {
-        let mut all: Option<RoaringBitmap> = None;
-        for word in words {
-            let mut terms = Vec::new();
-            exact_terms(segment, word.as_bytes(), true, &mut terms)?;
-            let mut records = RoaringBitmap::new();
-            for t in terms {
-                let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
-                let docs = postings.records(file)?;
-                segment.check_records(&docs, file)?;
-                records |= docs;
-            }
-            all = Some(match all {
-                Some(all) => all & records,
-                None => records,
-            });
+    let mut all: Option<RoaringBitmap> = None;
+    for word in words {
+        let mut terms = Vec::new();
+        exact_terms(segment, word.as_bytes(), true, &mut terms)?;
+        let mut records = RoaringBitmap::new();
+        for t in terms {
+            let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
+            let docs = postings.records(file)?;
+            segment.check_records(&docs, file)?;
+            records |= docs;
         }
-        holders.push(all.unwrap_or_default());
+        all = Some(match all {
+            Some(all) => all & records,
+            None => records,
+        });
     }
-    Ok(Some(holders))
+    Ok(all.unwrap_or_default())
 }
 
 /// The records a query token matches in some group of `groups_mask`.

@@ -98,7 +98,7 @@ impl Source for ShardView<'_> {
         Ok(self.statistics.knows_entity(name))
     }
 
-    fn entities_absent(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<bool>> {
-        self.inner.entities_absent(docs, entities)
+    fn entity_checks(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<Option<bool>>> {
+        self.inner.entity_checks(docs, entities)
     }
 }
