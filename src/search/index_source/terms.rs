@@ -97,106 +97,84 @@ pub(super) fn entity_checks(
         .iter()
         .map(|needle| entities::plain_words(needle))
         .collect();
-    // Per segment, when read: what its postings tell; `None` when they cannot tell.
-    let mut known: Vec<Option<Option<Told<'_>>>> = vec![None; index.segments().len()];
-    for (doc, check) in docs.iter().zip(checks.iter_mut()) {
-        let segment = &index.segments()[doc.segment as usize];
-        let told = match &mut known[doc.segment as usize] {
-            Some(told) => told,
-            slot => slot.insert(match segment.irregular()? {
-                Some(irregular) => Some(told(segment, irregular, &needles, &words)?),
-                None => None,
-            }),
+    // Each segment's records of `docs`, ascending, with their places in `docs`.
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_unstable_by_key(|&i| (docs[i].segment, docs[i].doc));
+    for places in order.chunk_by(|&a, &b| docs[a].segment == docs[b].segment) {
+        let segment = &index.segments()[docs[places[0]].segment as usize];
+        let Some(irregular) = segment.irregular()? else {
+            continue;
         };
-        if let Some(told) = told {
-            *check = told.check(doc.doc);
+        let records: Vec<u32> = places.iter().map(|&i| docs[i].doc).collect();
+        let told = told(segment, &records, &needles, &words)?;
+        for ((&place, &doc), told) in places.iter().zip(&records).zip(told) {
+            if !bit_set(irregular, doc) {
+                checks[place] = told;
+            }
         }
     }
     Ok(checks)
 }
 
-/// What a segment's postings tell of the entities in its records.
-#[derive(Clone)]
-struct Told<'s> {
-    /// The [irregular](Segment::irregular) records, a bit each.
-    irregular: &'s [u64],
-    /// The records holding, as a term, an entity that is one plain word.
-    occurs: RoaringBitmap,
-    /// The records holding every plain word of some entity; `None` when the postings cannot
-    /// show any record free of the entities (one has no plain words, or a record of the
-    /// segment names one).
-    maybe: Option<RoaringBitmap>,
-}
-
-impl Told<'_> {
-    /// The entity check of record `doc`, where the postings decide it.
-    fn check(&self, doc: u32) -> Option<bool> {
-        if bit_set(self.irregular, doc) {
-            None
-        } else if self.occurs.contains(doc) {
-            Some(true)
-        } else {
-            match &self.maybe {
-                Some(maybe) if !maybe.contains(doc) => Some(false),
-                _ => None,
-            }
-        }
-    }
-}
-
 /// What the postings of `segment` tell of the entities (`needles`, lowercased, with their
-/// plain `words`).
-fn told<'s>(
+/// plain `words`) in each of its `records` (ascending), were it not irregular: `Some(true)`
+/// where it holds an entity that is one plain word, `Some(false)` where it lacks a word of
+/// each entity and no record of the segment names one, `None` otherwise.
+fn told(
     segment: &Segment,
-    irregular: &'s [u64],
+    records: &[u32],
     needles: &[String],
     words: &[Option<Vec<&str>>],
-) -> Result<Told<'s>> {
-    let mut occurs = RoaringBitmap::new();
-    let mut maybe = Some(RoaringBitmap::new());
+) -> Result<Vec<Option<bool>>> {
+    let mut occurs = vec![false; records.len()];
+    // Holding every plain word of some entity.
+    let mut maybe = vec![false; records.len()];
+    // Whether lacking a word of each entity shows that none occurs.
+    let mut absence_tells = true;
     for (needle, words) in needles.iter().zip(words) {
         let Some(words) = words else {
-            maybe = None;
+            absence_tells = false;
             continue;
         };
         if segment.entities.get(needle.as_bytes())?.is_some() {
-            maybe = None;
+            absence_tells = false;
         }
-        let holders = holders(segment, words)?;
-        if words.len() == 1 && words[0] == needle.as_str() {
-            occurs |= &holders;
-        }
-        if let Some(maybe) = &mut maybe {
-            *maybe |= holders;
+        let whole = words.len() == 1 && words[0] == needle.as_str();
+        for (i, holds) in holding_every(segment, words, records)?
+            .into_iter()
+            .enumerate()
+        {
+            maybe[i] |= holds;
+            occurs[i] |= holds && whole;
         }
     }
-    Ok(Told {
-        irregular,
-        occurs,
-        maybe,
-    })
+    Ok((0..records.len())
+        .map(|i| match (occurs[i], absence_tells && !maybe[i]) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        })
+        .collect())
 }
 
-/// The records of `segment` holding each of `words` as a term.
-fn holders(segment: &Segment, words: &[&str]) -> Result<RoaringBitmap> {
+/// For each of `records` (ascending), whether it holds each of `words` as a term: a lookup
+/// in each term's serialized postings, none decoded.
+fn holding_every(segment: &Segment, words: &[&str], records: &[u32]) -> Result<Vec<bool>> {
     let file = segment.postings.file();
-    let mut all: Option<RoaringBitmap> = None;
+    let mut every = vec![true; records.len()];
     for word in words {
         let mut terms = Vec::new();
         exact_terms(segment, word.as_bytes(), true, &mut terms)?;
-        let mut records = RoaringBitmap::new();
+        let mut holds = vec![false; records.len()];
         for t in terms {
-            let postings = TermPostings::parse(segment.postings.get(t as usize)?, file)?;
-            let docs = postings.records(file)?;
-            segment.check_records(&docs, file)?;
-            records |= docs;
+            TermPostings::parse(segment.postings.get(t as usize)?, file)?
+                .each_contained(records, |i| holds[i] = true);
         }
-        all = Some(match all {
-            Some(all) => all & records,
-            None => records,
-        });
+        for (every, holds) in every.iter_mut().zip(holds) {
+            *every &= holds;
+        }
     }
-    Ok(all.unwrap_or_default())
+    Ok(every)
 }
 
 /// The records a query token matches in some group of `groups_mask`.
