@@ -20,15 +20,15 @@ use crate::text::Analyzer;
 
 /// The column values of `doc`.
 pub(crate) fn values(index: &Index, doc: DocRef) -> Result<RecordValues<'_>> {
-    let row = index.segments()[doc.segment as usize]
+    let weighed = index.segments()[doc.segment as usize]
         .columns
-        .row(doc.doc)?;
+        .weighed(doc.doc)?;
     Ok(RecordValues {
-        salience: row.salience,
-        decay_factor: row.decay_factor,
-        memory_type: Cow::Borrowed(row.memory_type),
-        pinned: row.pinned,
-        group_lengths: row.group_lengths,
+        salience: weighed.salience,
+        decay_factor: weighed.decay_factor,
+        memory_type: Cow::Borrowed(weighed.memory_type),
+        pinned: weighed.pinned,
+        group_lengths: weighed.group_lengths,
     })
 }
 

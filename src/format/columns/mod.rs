@@ -110,6 +110,22 @@ pub struct Row<'a> {
     pub supersedes: Option<&'a str>,
 }
 
+/// What the profiles weigh of a record, read without the rest of its row
+/// ([`Columns::weighed`](read::Columns::weighed)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weighed<'a> {
+    /// Normalized memory type.
+    pub memory_type: &'a str,
+    /// Salience, default applied.
+    pub salience: f64,
+    /// Decay factor per day, default applied.
+    pub decay_factor: f64,
+    /// Whether the record is pinned.
+    pub pinned: bool,
+    /// Tokens per field group.
+    pub group_lengths: [u32; GROUP_COUNT],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +176,20 @@ mod tests {
         );
         assert_eq!(columns.id(doc32).unwrap(), expected.id);
         assert_eq!(columns.id_bytes(doc32).unwrap(), expected.id.as_bytes());
+        let weighed = columns.weighed(doc32).unwrap();
+        assert_eq!(
+            (weighed.memory_type, weighed.pinned, weighed.group_lengths),
+            (
+                expected.memory_type,
+                expected.pinned,
+                expected.group_lengths
+            )
+        );
+        assert_eq!(weighed.salience.to_bits(), expected.salience.to_bits());
+        assert_eq!(
+            weighed.decay_factor.to_bits(),
+            expected.decay_factor.to_bits()
+        );
     }
 
     /// A row as generated, owning its strings.

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use super::layout::{block_rows, read_header, Column, Header};
 use super::{
-    Row, BLOCK_LEN, BLOCK_ROWS, DECAY, FEEDBACK, GROUPS, ID_LEN, NANOS, PINNED, SALIENCE, SECS,
-    SIGN, STRINGS_AT, SUPERSEDES_LEN, TRAILER_LEN, TYPE,
+    Row, Weighed, BLOCK_LEN, BLOCK_ROWS, DECAY, FEEDBACK, GROUPS, ID_LEN, NANOS, PINNED, SALIENCE,
+    SECS, SIGN, STRINGS_AT, SUPERSEDES_LEN, TRAILER_LEN, TYPE,
 };
 use crate::error::{Error, Result};
 use crate::format::bitpack::{bits_at, bits_from, low_bits};
@@ -344,18 +344,50 @@ impl Columns {
         self.pinned_of(&self.checked_row(doc)?)
     }
 
+    /// The normalized memory type of row `r`.
+    fn memory_type_of(&self, r: &CheckedRow<'_>) -> Result<&str> {
+        let type_index = self.value(r, TYPE)?;
+        usize::try_from(type_index)
+            .ok()
+            .and_then(|i| self.types.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| {
+                self.file.corrupt(format!(
+                    "row {} has memory type {type_index}, which is unknown",
+                    r.doc
+                ))
+            })
+    }
+
+    /// What the profiles weigh of record `doc` (salience, decay factor, memory type, pinned
+    /// flag, group lengths), without the rest of its row: no creation time, feedback or ids.
+    pub fn weighed(&self, doc: u32) -> Result<Weighed<'_>> {
+        self.weighed_of(&self.checked_row(doc)?)
+    }
+
+    /// [`Columns::weighed`] of row `r`.
+    fn weighed_of(&self, r: &CheckedRow<'_>) -> Result<Weighed<'_>> {
+        Ok(Weighed {
+            memory_type: self.memory_type_of(r)?,
+            salience: f64::from_bits(self.value(r, SALIENCE)?),
+            decay_factor: f64::from_bits(self.value(r, DECAY)?),
+            pinned: self.pinned_of(r)?,
+            group_lengths: self.group_lengths_of(r)?,
+        })
+    }
+
     /// The row of record `doc`, after its block passed its checksums.
     pub fn row(&self, doc: u32) -> Result<Row<'_>> {
         let r = self.checked_row(doc)?;
         let corrupt = |what: String| self.file.corrupt(format!("row {doc} {what}"));
         let created_at = self.created_at_of(&r)?;
-        let type_index = self.value(&r, TYPE)?;
-        let memory_type = usize::try_from(type_index)
-            .ok()
-            .and_then(|i| self.types.get(i))
-            .ok_or_else(|| corrupt(format!("has memory type {type_index}, which is unknown")))?;
-        let pinned = self.pinned_of(&r)?;
-        let group_lengths = self.group_lengths_of(&r)?;
+        let Weighed {
+            memory_type,
+            salience,
+            decay_factor,
+            pinned,
+            group_lengths,
+        } = self.weighed_of(&r)?;
         let (id, supersedes) = self.strings_of(&r)?;
         fn utf8(bytes: &[u8], error: impl FnOnce() -> Error) -> Result<&str> {
             std::str::from_utf8(bytes).map_err(|_| error())
@@ -363,8 +395,8 @@ impl Columns {
         Ok(Row {
             created_at,
             memory_type,
-            salience: f64::from_bits(self.value(&r, SALIENCE)?),
-            decay_factor: f64::from_bits(self.value(&r, DECAY)?),
+            salience,
+            decay_factor,
             feedback: self.feedback_of(&r)?,
             pinned,
             group_lengths,
