@@ -24,27 +24,37 @@ impl<T: Copy + Default> Pool<T> {
 
     /// An array of `len` default values.
     pub fn take(&self, len: usize) -> Vec<T> {
-        let mut array = self.take_unzeroed(len);
-        array.fill(T::default());
+        let (mut array, zeroed) = self.take_sized(len);
+        if !zeroed {
+            array.fill(T::default());
+        }
         array
     }
 
     /// An array of `len` values that are not zeroed: what an earlier search left there (for
     /// callers that write every value before reading any).
     pub fn take_unzeroed(&self, len: usize) -> Vec<T> {
+        self.take_sized(len).0
+    }
+
+    /// An array of `len` values, and whether each is the default: so when no kept array was
+    /// long enough and a new one was filled (zeroing it again would touch every page twice,
+    /// which a fresh process pays for at every search).
+    fn take_sized(&self, len: usize) -> (Vec<T>, bool) {
         let mut array = self
             .free
             .lock()
             .map(|mut free| free.pop().unwrap_or_default())
             .unwrap_or_default();
-        if array.capacity() < len {
+        let fresh = array.capacity() < len;
+        if fresh {
             array.clear();
             array.reserve_exact(len);
             crate::format::mmap::prefer_huge_pages(&mut array);
         }
         array.resize(len, T::default());
         array.truncate(len);
-        array
+        (array, fresh)
     }
 
     /// Keeps `array` for a later [`Pool::take`].
@@ -81,5 +91,16 @@ mod tests {
         assert_eq!(b, vec![0; 20]);
         let c = pool.take(3);
         assert_eq!(c, vec![0; 3]);
+        // A kept array long enough comes back zeroed too, shorter or longer than it was.
+        let mut d = b;
+        d.iter_mut().for_each(|x| *x = 9);
+        d.truncate(12);
+        pool.give(d);
+        assert_eq!(pool.take(5), vec![0; 5]);
+        let mut e = pool.take(20);
+        assert_eq!(e, vec![0; 20]);
+        e.iter_mut().for_each(|x| *x = 4);
+        pool.give(e);
+        assert_eq!(pool.take_unzeroed(20), vec![4; 20]);
     }
 }
