@@ -105,19 +105,25 @@ pub(super) fn entity_checks(
         let Some(irregular) = segment.irregular()? else {
             continue;
         };
-        let records: Vec<u32> = places.iter().map(|&i| docs[i].doc).collect();
-        let told = told(segment, &records, &needles, &words)?;
-        for ((&place, &doc), told) in places.iter().zip(&records).zip(told) {
-            if !bit_set(irregular, doc) {
-                checks[place] = told;
-            }
+        // The irregular records stay `None`: their terms tell nothing, so they are not looked up.
+        let regular: Vec<usize> = places
+            .iter()
+            .copied()
+            .filter(|&i| !bit_set(irregular, docs[i].doc))
+            .collect();
+        let records: Vec<u32> = regular.iter().map(|&i| docs[i].doc).collect();
+        for (place, told) in regular
+            .into_iter()
+            .zip(told(segment, &records, &needles, &words)?)
+        {
+            checks[place] = told;
         }
     }
     Ok(checks)
 }
 
 /// What the postings of `segment` tell of the entities (`needles`, lowercased, with their
-/// plain `words`) in each of its `records` (ascending), were it not irregular: `Some(true)`
+/// plain `words`) in each of its regular `records` (ascending): `Some(true)`
 /// where it holds an entity that is one plain word, `Some(false)` where it lacks a word of
 /// each entity and no record of the segment names one, `None` otherwise.
 fn told(
