@@ -131,33 +131,159 @@ impl Deref for MappedFile {
     }
 }
 
-/// Asks the kernel to back the whole 2 MiB pages of `array`'s allocation with transparent huge
-/// pages as they are first written: a per-record work array of megabytes is then faulted in a
-/// few times instead of once per 4 KiB page. The allocator's own memory does not use them (a
-/// small process would clear 2 MiB pages it barely uses). A hint; arrays under 4 MiB are left
-/// alone.
-pub fn prefer_huge_pages<T>(array: &mut Vec<T>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = array.capacity() * std::mem::size_of::<T>();
-        if bytes < 2 * HUGE {
-            return;
+/// Values whose all-zero bytes are their default value, zero: what a fresh anonymous mapping
+/// holds. The element types of the per-record work arrays ([`WorkArray`]).
+pub trait Zeroed: Copy + Default + Send + Sync + 'static + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! zeroed {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Zeroed for $t {}
+    )*};
+}
+zeroed!(u16, u32, u64);
+
+/// The size of a transparent huge page on x86-64 and most Linux systems.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A per-record work array of a search (a segment's sums, masks…): megabytes at a million
+/// records, zero when it arrives. Arrays of [`WorkArray::MAPPED_FROM`] bytes and more lie in an
+/// anonymous mapping of their own, starting on a 2 MiB boundary and rounded up to whole 2 MiB
+/// pages, which the kernel is asked to back with transparent huge pages: a fresh process then
+/// faults a million-record array in two or four times instead of once per 4 KiB page (a
+/// thousand times), and nothing clears it before the kernel does. Smaller arrays are on the
+/// heap. A hint only: without huge pages the array is the same, faulted page by page.
+///
+/// Its length can change within its capacity ([`WorkArray::resize_within`]), keeping the values
+/// there, so that a pool hands it from search to search.
+pub struct WorkArray<T: Zeroed> {
+    /// The first value: in `memory`, aligned for `T`, and `capacity` initialized values long.
+    start: std::ptr::NonNull<T>,
+    len: usize,
+    capacity: usize,
+    /// What owns the values (never read through: `start` is).
+    memory: Memory<T>,
+}
+
+/// Held to be freed with the array, never read (its values are, through `start`).
+enum Memory<T> {
+    None,
+    Heap { _values: Vec<T> },
+    Mapped { _map: memmap2::MmapMut },
+}
+
+// SAFETY: a `WorkArray` owns its values alone (like a `Vec<T>`): `start` points into memory no
+// other value refers to, read through `&self` and written through `&mut self` only, and `T` is
+// a plain number (`Zeroed`), `Send` and `Sync`.
+unsafe impl<T: Zeroed> Send for WorkArray<T> {}
+// SAFETY: as for `Send`: shared references give shared access to the values alone.
+unsafe impl<T: Zeroed> Sync for WorkArray<T> {}
+
+impl<T: Zeroed> WorkArray<T> {
+    /// Arrays of at least this many bytes are mapped on their own (below it, the 4 KiB faults
+    /// of a heap array cost less than clearing a whole 2 MiB page).
+    pub const MAPPED_FROM: usize = HUGE_PAGE / 2;
+
+    /// An array of `len` zeros.
+    pub fn zeroed(len: usize) -> WorkArray<T> {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        if len == 0 {
+            return WorkArray::default();
         }
-        let start = array.as_mut_ptr() as usize;
-        let (first, end) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
-        if first < end {
-            // SAFETY: [first, end) lies inside the allocation `array` owns (its capacity), held
-            // mutably here. MADV_HUGEPAGE changes no byte and invalidates no pointer: it only
-            // lets later page faults in the range be served by huge pages. Failing to take the
-            // advice changes nothing.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        if bytes >= Self::MAPPED_FROM {
+            if let Some(array) = Self::mapped(len, bytes) {
+                return array;
             }
         }
+        let mut heap = vec![T::default(); len];
+        WorkArray {
+            start: std::ptr::NonNull::new(heap.as_mut_ptr()).expect("a vector's pointer"),
+            len,
+            capacity: len,
+            memory: Memory::Heap { _values: heap },
+        }
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = array;
+
+    /// `len` zeros in a mapping of their own, from a 2 MiB boundary, or `None` when the
+    /// mapping is refused (the caller falls back on the heap).
+    fn mapped(len: usize, bytes: usize) -> Option<WorkArray<T>> {
+        let reserved = bytes.checked_next_multiple_of(HUGE_PAGE)?;
+        // The mapping starts on a page boundary; a 2 MiB one lies less than 2 MiB after it.
+        let mut map = memmap2::MmapMut::map_anon(reserved.checked_add(HUGE_PAGE)?).ok()?;
+        let base = map.as_mut_ptr();
+        let offset = (base as usize).next_multiple_of(HUGE_PAGE) - base as usize;
+        // Failing to take the advice changes nothing.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise_range(memmap2::Advice::HugePage, offset, reserved);
+        // SAFETY: `offset + reserved` ≤ the mapping's length (`offset` < 2 MiB), so the pointer
+        // stays inside the mapping; it is 2 MiB-aligned, hence aligned for `T`.
+        let start = unsafe { base.add(offset) }.cast::<T>();
+        Some(WorkArray {
+            start: std::ptr::NonNull::new(start)?,
+            len,
+            capacity: reserved / std::mem::size_of::<T>(),
+            memory: Memory::Mapped { _map: map },
+        })
+    }
+
+    /// How long the array can be made without new memory.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Makes the array `len` values long when its capacity allows, keeping the values it holds
+    /// there (zero where it was never written); false, unchanged, when it does not.
+    pub fn resize_within(&mut self, len: usize) -> bool {
+        if len > self.capacity {
+            return false;
+        }
+        self.len = len;
+        true
+    }
+
+    /// Whether the array lies in a mapping of its own.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.memory, Memory::Mapped { .. })
+    }
+}
+
+impl<T: Zeroed> Default for WorkArray<T> {
+    fn default() -> WorkArray<T> {
+        WorkArray {
+            start: std::ptr::NonNull::dangling(),
+            len: 0,
+            capacity: 0,
+            memory: Memory::None,
+        }
+    }
+}
+
+impl<T: Zeroed> Deref for WorkArray<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `start` is aligned and points to `capacity` ≥ `len` initialized values of
+        // `T` (a vector's values, or a mapping, zero until written, which every `T` reads as a
+        // number), owned by `self.memory` for as long as `self` lives; no `&mut` to them
+        // exists while `&self` does. An empty array's dangling pointer is aligned and non-null.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Zeroed> std::ops::DerefMut for WorkArray<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`; `&mut self` makes this the only reference to the values.
+        unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Zeroed + std::fmt::Debug> std::fmt::Debug for WorkArray<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// A cheap, cloneable sub-range of a mapped file (for example an FST body without its footer).
@@ -250,19 +376,47 @@ mod tests {
     }
 
     #[test]
-    fn huge_page_advice_marks_a_large_array_linux_only() {
-        let mut large: Vec<u64> = Vec::with_capacity(1 << 20); // 8 MiB
-        prefer_huge_pages(&mut large);
-        let address = (large.as_ptr() as usize).next_multiple_of(2 << 20);
-        let flags = smaps_entry(address)
+    fn work_arrays_come_zeroed_and_large_ones_aligned_for_huge_pages() {
+        // A million-record segment's sums: under 4 MiB, on a 2 MiB boundary all the same.
+        let mut sums: WorkArray<u32> = WorkArray::zeroed(1_000_000);
+        assert!(sums.is_mapped());
+        assert_eq!(sums.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(sums.len(), 1_000_000);
+        assert_eq!(sums.capacity(), 2 * HUGE_PAGE / 4);
+        assert!(sums.iter().all(|&x| x == 0));
+        sums[999_999] = 7;
+        sums[0] = 3;
+        // Shorter and longer again within its capacity: the values stay, the rest is zero.
+        assert!(sums.resize_within(10));
+        assert_eq!(sums.len(), 10);
+        assert!(sums.resize_within(sums.capacity()));
+        assert_eq!((sums[0], sums[999_999], sums[1_000_000]), (3, 7, 0));
+        assert!(!sums.resize_within(sums.capacity() + 1));
+        assert_eq!(sums.len(), sums.capacity());
+
+        // Small arrays are on the heap; empty ones nowhere.
+        let small: WorkArray<u16> = WorkArray::zeroed(1000);
+        assert!(!small.is_mapped());
+        assert_eq!(&*small, &[0u16; 1000][..]);
+        let empty: WorkArray<u64> = WorkArray::zeroed(0);
+        assert!(empty.is_empty() && !empty.is_mapped());
+        assert_eq!(WorkArray::<u64>::MAPPED_FROM, 1 << 20);
+        let just: WorkArray<u64> = WorkArray::zeroed((1 << 20) / 8);
+        assert!(just.is_mapped());
+    }
+
+    #[test]
+    fn a_large_work_array_asks_for_huge_pages_where_the_kernel_has_them() {
+        let sums: WorkArray<u32> = WorkArray::zeroed(1_000_000);
+        let flags = smaps_entry(sums.as_ptr() as usize)
             .into_iter()
             .find(|l| l.starts_with("VmFlags:"))
             .unwrap();
         // Kernels built without transparent huge pages refuse the advice.
         if std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
             assert!(flags.contains(" hg"), "{flags}");
+        } else {
+            println!("no transparent huge pages in this kernel: the advice is not checked");
         }
-        large.resize(1 << 20, 3);
-        assert!(large.iter().all(|&x| x == 3));
     }
 }

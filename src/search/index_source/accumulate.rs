@@ -6,6 +6,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::format::bitpack::bit_set;
+use crate::format::mmap::WorkArray;
 use crate::format::postings::{TermPostings, CHUNK_RECORDS};
 use crate::index::segment::Segment;
 use crate::schema::{GROUP_COUNT, MASK_WEIGHTS};
@@ -30,7 +31,7 @@ pub(super) struct SegmentMatch<'a> {
     /// `field_sum = Σ_g weight[g] × |tokens matching g|` (see [`Keys`]). Zero for records that
     /// are not candidates. Which tokens a record matched is looked up for the records shown
     /// ([`SegmentMatch::coverages`]).
-    pub(super) sums: Vec<u32>,
+    pub(super) sums: WorkArray<u32>,
     /// Query tokens + 1.
     pub(super) stride: u32,
     pub(super) candidates: CandidateSet,
@@ -45,7 +46,7 @@ pub(super) struct SegmentMatch<'a> {
 
 impl Drop for SegmentMatch<'_> {
     fn drop(&mut self) {
-        scratch::COUNTS.give(std::mem::take(&mut self.sums));
+        scratch::RECORD_COUNTS.give(std::mem::take(&mut self.sums));
     }
 }
 
@@ -95,9 +96,9 @@ impl SegmentMatch<'_> {
         }
         let few = docs.len() * 64 <= n as usize;
         let mut dense = if few {
-            Vec::new()
+            WorkArray::default()
         } else {
-            scratch::COUNTS.take(n as usize)
+            scratch::RECORD_COUNTS.take(n as usize)
         };
         // Looked up one by one, a record is asked about a term only while it lacks the term's
         // token and the tokens found fall short of the number its key counts (a record without
@@ -143,7 +144,7 @@ impl SegmentMatch<'_> {
             for (coverage, &doc) in out.iter_mut().zip(docs) {
                 *coverage = dense[doc as usize];
             }
-            scratch::COUNTS.give(dense);
+            scratch::RECORD_COUNTS.give(dense);
         }
         Ok(out)
     }
@@ -271,9 +272,9 @@ impl<'a> IndexSource<'a> {
         let postings_total: u64 = token_postings.iter().flatten().map(TermPostings::len).sum();
         // No posting, no candidate: no per-record array either.
         let mut sums = if postings_total == 0 {
-            Vec::new()
+            WorkArray::default()
         } else {
-            scratch::COUNTS.take_unzeroed(n as usize)
+            scratch::RECORD_COUNTS.take_unzeroed(n as usize)
         };
         accumulate(segment, &token_postings, stride, &mut sums)?;
         keep_allowed(&mut sums, allowed.as_ref(), &absent, n);

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
+use crate::format::mmap::WorkArray;
 use crate::format::postings::{PostingTfs, CHUNK_RECORDS};
 use crate::index::Index;
 use crate::schema::GROUP_COUNT;
@@ -406,8 +407,8 @@ struct ExactSums {
     /// Per record, the running sum (as bits), and the matched tokens with (above them) the
     /// record's place in `touched`, in arrays as long as the segment (reused from search to
     /// search).
-    sums: Vec<u64>,
-    tokens: Vec<u64>,
+    sums: WorkArray<u64>,
+    tokens: WorkArray<u64>,
     /// The records touched, with their group lengths (read once).
     touched: Vec<u32>,
     lengths: Vec<[u32; GROUP_COUNT]>,
@@ -415,16 +416,16 @@ struct ExactSums {
 
 impl Drop for ExactSums {
     fn drop(&mut self) {
-        scratch::WORDS.give(std::mem::take(&mut self.sums));
-        scratch::WORDS.give(std::mem::take(&mut self.tokens));
+        scratch::RECORD_WORDS.give(std::mem::take(&mut self.sums));
+        scratch::RECORD_WORDS.give(std::mem::take(&mut self.tokens));
     }
 }
 
 impl ExactSums {
     fn new(n: usize) -> ExactSums {
         ExactSums {
-            sums: scratch::WORDS.take(n),
-            tokens: scratch::WORDS.take(n),
+            sums: scratch::RECORD_WORDS.take(n),
+            tokens: scratch::RECORD_WORDS.take(n),
             touched: Vec::new(),
             lengths: Vec::new(),
         }

@@ -484,9 +484,9 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
     }
     // Per record, the groups holding every key so far: each key's pass writes the records it
     // occurs in, so the others drop out.
-    let mut common = scratch::MASKS.take(n);
+    let mut common = scratch::RECORD_MASKS.take(n);
     common.fill(ALL_GROUPS);
-    let mut next = scratch::MASKS.take(n);
+    let mut next = scratch::RECORD_MASKS.take(n);
     for key_postings in &postings {
         let palette = key_postings.palette();
         next.fill(0);
@@ -501,7 +501,7 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
             .enumerate()
             .fold(0, |word, (i, &g)| word | u64::from(g != 0) << i);
     }
-    scratch::MASKS.give(common);
-    scratch::MASKS.give(next);
+    scratch::RECORD_MASKS.give(common);
+    scratch::RECORD_MASKS.give(next);
     Ok(Some(bits))
 }
