@@ -1,5 +1,6 @@
 //! Counters of the work searches do that is not proportional to the answer: the terms a query
-//! token expands to, phrases checked in stored text, records decoded whole or in part. They
+//! token expands to, phrases checked in stored text, records decoded whole or in part, records
+//! whose matched tokens were looked up. They
 //! give the benchmarks' workload statistics (`reliora-bench workload`) and let tests see what
 //! a search read.
 //!
@@ -14,6 +15,7 @@ static TERMS: AtomicU64 = AtomicU64::new(0);
 static PHRASE_CHECKS: AtomicU64 = AtomicU64::new(0);
 static RECORDS: AtomicU64 = AtomicU64::new(0);
 static HEADS: AtomicU64 = AtomicU64::new(0);
+static COVERAGES: AtomicU64 = AtomicU64::new(0);
 
 /// The counts since the process started (or, subtracted, between two snapshots).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,6 +32,9 @@ pub struct Work {
     /// Records of which only the head was decoded (a result's locator and title, MMR's
     /// content prefix).
     pub heads: u64,
+    /// Records whose matched query tokens were looked up in the tokens' postings (a result's
+    /// `matched_tokens`; the index keeps only their number per record).
+    pub coverages: u64,
 }
 
 impl Sub for Work {
@@ -42,6 +47,7 @@ impl Sub for Work {
             phrase_checks: self.phrase_checks - earlier.phrase_checks,
             records: self.records - earlier.records,
             heads: self.heads - earlier.heads,
+            coverages: self.coverages - earlier.coverages,
         }
     }
 }
@@ -54,6 +60,7 @@ pub fn snapshot() -> Work {
         phrase_checks: PHRASE_CHECKS.load(Ordering::Relaxed),
         records: RECORDS.load(Ordering::Relaxed),
         heads: HEADS.load(Ordering::Relaxed),
+        coverages: COVERAGES.load(Ordering::Relaxed),
     }
 }
 
@@ -76,4 +83,9 @@ pub(crate) fn record_decoded() {
 /// A record's head decoded.
 pub(crate) fn head_decoded() {
     HEADS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The matched tokens of `records` records looked up.
+pub(crate) fn coverages_looked_up(records: usize) {
+    COVERAGES.fetch_add(records as u64, Ordering::Relaxed);
 }

@@ -75,6 +75,19 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
     assert!(done.phrase_checks >= 2 * 4, "{done:?}");
     assert_eq!(done.records, 4, "{done:?}");
 
+    // `decay` ranks its whole candidate list (the 43 records holding a word of the query), but
+    // looks up which tokens a record matched for the page's three alone.
+    let mut request = SearchRequest::new("queue timeout error");
+    request.set_option("profile", Some("decay")).unwrap();
+    request.set_option("limit", Some("3")).unwrap();
+    let before = snapshot();
+    let response = index.search(&request).unwrap();
+    let done = snapshot() - before;
+    assert_eq!(response.results.len(), 3);
+    assert_eq!(response.counts.candidates, 43);
+    assert!(response.results.iter().all(|r| r.matched_tokens.len() == 3));
+    assert_eq!(done.coverages, 3, "{done:?}");
+
     // Nothing counts while no search runs.
     assert_eq!(snapshot() - snapshot(), Work::default());
 }

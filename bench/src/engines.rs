@@ -216,14 +216,21 @@ fn profile_latencies(index: &reliora::Index, workload: &Workload, profile: &str)
 /// What the workload's queries ask of an index, one query at a time through the library API
 /// (`profile`, top 10), from each answer's counts and the engine's work counters
 /// (`reliora::internals::work`): candidates as a fraction of the live records, the terms a
-/// token expands to, phrases checked in stored text, records decoded whole or in part.
+/// token expands to, phrases checked in stored text, records decoded whole or in part, records
+/// whose matched tokens were looked up.
 pub fn workload_statistics(index_dir: &Path, corpus: &Path, profile: &str) -> Value {
     use reliora::internals::work;
     let index = reliora::Index::open(index_dir).expect("open");
     let live = index.stats().expect("stats").records as f64;
     let workload = workload(corpus);
-    let (mut fractions, mut expansions, mut checks, mut records, mut heads) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fractions, mut expansions, mut checks, mut records, mut heads, mut coverages) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let (mut tokens, mut terms, mut failed) = (0u64, 0u64, 0usize);
     for query in &workload.queries {
         let mut request = reliora::SearchRequest::new(query.clone());
@@ -247,6 +254,7 @@ pub fn workload_statistics(index_dir: &Path, corpus: &Path, profile: &str) -> Va
         checks.push(done.phrase_checks as f64);
         records.push(done.records as f64);
         heads.push(done.heads as f64);
+        coverages.push(done.coverages as f64);
     }
     let summary = |mut xs: Vec<f64>| {
         xs.sort_by(f64::total_cmp);
@@ -269,6 +277,7 @@ pub fn workload_statistics(index_dir: &Path, corpus: &Path, profile: &str) -> Va
         "phrase_checks_per_query": summary(checks),
         "records_decoded_per_query": summary(records),
         "heads_decoded_per_query": summary(heads),
+        "coverages_per_query": summary(coverages),
     })
 }
 

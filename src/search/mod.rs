@@ -69,7 +69,11 @@ pub(crate) struct Hit<'a> {
     pub id: &'a str,
     /// `Σ_g weight[g] × |tokens matching g|`.
     pub field_sum: u32,
-    /// Bit i set ⇔ query token i matched some group.
+    /// The number of query tokens matched in some group.
+    pub matched: u32,
+    /// Bit i set ⇔ query token i matched some group: `matched` bits. A source may leave it 0
+    /// in the candidates its [`Source::top`] returns and look it up for the page alone
+    /// ([`Source::coverage_masks`]).
     pub coverage_mask: u32,
     /// Whether the exact phrase occurs; `None` when the postings allow it but the stored text
     /// has not been checked yet (see [`Source::verify_phrase`]).
@@ -162,6 +166,12 @@ pub(crate) trait Source: Sync {
     fn exact_postings(&self, query: &PreparedQuery, docs: &[DocRef]) -> Result<Vec<ExactPostings>>;
     /// Whether some live record names this entity (given lowercased) in its `entities`.
     fn entity_known(&self, name: &str) -> Result<bool>;
+    /// The coverage masks of `hits`, in order: each hit's own, or looked up where its source
+    /// left it for later (see [`Hit::coverage_mask`]). Asked for the page's hits.
+    fn coverage_masks(&self, query: &PreparedQuery, hits: &[&Hit<'_>]) -> Result<Vec<u32>> {
+        let _ = query;
+        Ok(hits.iter().map(|hit| hit.coverage_mask).collect())
+    }
     /// For each record of `docs`, the entity check (SPEC §5.4: whether one of `entities` occurs
     /// in it) where what the source knows without reading the record decides it; `None` where
     /// it cannot tell.
@@ -289,7 +299,7 @@ pub(crate) fn sort_by_score(ranked: &mut [Ranked<'_>]) {
 pub(crate) fn standard_score(hit: &Hit<'_>, phrase: bool, token_count: u32) -> (f64, MatchLevel) {
     standard_parts(
         hit.field_sum,
-        hit.coverage_mask.count_ones(),
+        hit.matched,
         phrase,
         token_count,
         standard::feedback_score(&hit.feedback),

@@ -460,12 +460,7 @@ fn score_hit<'a>(hit: &Hit<'a>, phrase: bool, empty: bool, token_count: u32) -> 
             MatchLevel::Weak,
         );
     }
-    let relevance = standard::relevance(
-        hit.field_sum,
-        phrase,
-        hit.coverage_mask.count_ones(),
-        token_count,
-    );
+    let relevance = standard::relevance(hit.field_sum, phrase, hit.matched, token_count);
     let feedback = standard::feedback_score(&hit.feedback);
     let level = standard::match_level(relevance.coverage, relevance.relevance);
     Ranked::new(hit.clone(), relevance, feedback, level)

@@ -32,8 +32,11 @@ pub(crate) fn results(
     breakdown_of: &(dyn Fn(&Ranked<'_>) -> ScoreBreakdown + Sync),
 ) -> Result<Vec<SearchResult>> {
     let query = &plan.query;
+    let hits: Vec<_> = page.iter().map(|r| &r.hit).collect();
+    let coverage_masks = source.coverage_masks(query, &hits)?;
     page.par_iter()
-        .map(|r| -> Result<SearchResult> {
+        .zip(coverage_masks)
+        .map(|(r, coverage_mask)| -> Result<SearchResult> {
             let head = match plan.request.full {
                 false => Some(source.stored_head(r.hit.doc, 0)?)
                     .filter(|head| head.title.as_deref().is_some_and(|t| !t.trim().is_empty())),
@@ -64,7 +67,7 @@ pub(crate) fn results(
                     .tokens
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| r.hit.coverage_mask & (1 << i) != 0)
+                    .filter(|(i, _)| coverage_mask & (1 << i) != 0)
                     .map(|(_, t)| t.text.clone())
                     .collect(),
                 superseded_by: r.hit.superseded_by.map(str::to_string),

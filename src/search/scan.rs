@@ -120,6 +120,7 @@ pub(crate) fn scan_records<'a>(
             doc: DocRef { segment, doc },
             id: &record.id,
             field_sum,
+            matched: coverage_mask.count_ones(),
             coverage_mask,
             phrase: Some(phrase),
             feedback: record.feedback,

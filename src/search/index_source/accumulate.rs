@@ -84,69 +84,9 @@ impl SegmentMatch<'_> {
     }
 
     /// The matched query tokens of each of `docs` (ascending), one bit each, from the tokens'
-    /// postings (the sums keep only their number): few records are looked up one by one; many
-    /// take one pass over each term's postings.
+    /// postings (the sums keep only their number).
     pub(super) fn coverages(&self, docs: &[u32]) -> Result<Vec<u32>> {
-        let segment = self.segment;
-        let file = segment.postings.file();
-        let n = segment.len();
-        let mut out = vec![0u32; docs.len()];
-        if docs.is_empty() {
-            return Ok(out);
-        }
-        let few = docs.len() * 64 <= n as usize;
-        let mut dense = if few {
-            WorkArray::default()
-        } else {
-            scratch::RECORD_COUNTS.take(n as usize)
-        };
-        // Looked up one by one, a record is asked about a term only while it lacks the term's
-        // token and the tokens found fall short of the number its key counts (a record without
-        // a key is asked about every term).
-        let matched: Vec<u32> = if few {
-            (docs.iter())
-                .map(|&doc| {
-                    Some(self.matched(doc))
-                        .filter(|&m| m > 0)
-                        .unwrap_or(u32::MAX)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut asked: Vec<u32> = Vec::new();
-        let mut places: Vec<usize> = Vec::new();
-        for (t, terms) in self.terms.iter().enumerate() {
-            for &term in terms {
-                if few {
-                    asked.clear();
-                    places.clear();
-                    for (i, &doc) in docs.iter().enumerate() {
-                        let found = out[i];
-                        if found & 1 << t == 0 && found.count_ones() < matched[i] {
-                            asked.push(doc);
-                            places.push(i);
-                        }
-                    }
-                    if asked.is_empty() {
-                        continue;
-                    }
-                }
-                let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
-                if few {
-                    postings.each_contained(&asked, |k| out[places[k]] |= 1 << t);
-                } else {
-                    postings.for_each(n, file, |doc, _| dense[doc as usize] |= 1 << t)?;
-                }
-            }
-        }
-        if !few {
-            for (coverage, &doc) in out.iter_mut().zip(docs) {
-                *coverage = dense[doc as usize];
-            }
-            scratch::RECORD_COUNTS.give(dense);
-        }
-        Ok(out)
+        coverages(self.segment, &self.terms, docs, |doc| self.matched(doc))
     }
 
     /// Whether record `doc` is a candidate.
@@ -485,6 +425,74 @@ fn keep_allowed(sums: &mut [u32], allowed: Option<&RoaringBitmap>, absent: &Roar
             sums[doc as usize] = 0;
         }
     }
+}
+
+/// The matched query tokens of each of `docs` (ascending) of `segment`, one bit each, from the
+/// postings of `terms` (per query token, the terms it matches there); `matched` gives the
+/// number of tokens a record matched. Few records are looked up one by one; many take one pass
+/// over each term's postings.
+pub(super) fn coverages(
+    segment: &Segment,
+    terms: &[Vec<u64>],
+    docs: &[u32],
+    matched: impl Fn(u32) -> u32,
+) -> Result<Vec<u32>> {
+    let file = segment.postings.file();
+    let n = segment.len();
+    let mut out = vec![0u32; docs.len()];
+    if docs.is_empty() {
+        return Ok(out);
+    }
+    work::coverages_looked_up(docs.len());
+    let few = docs.len() * 64 <= n as usize;
+    let mut dense = if few {
+        WorkArray::default()
+    } else {
+        scratch::RECORD_COUNTS.take(n as usize)
+    };
+    // Looked up one by one, a record is asked about a term only while it lacks the term's
+    // token and the tokens found fall short of the number its key counts (a record without
+    // a key is asked about every term).
+    let matched: Vec<u32> = if few {
+        (docs.iter())
+            .map(|&doc| Some(matched(doc)).filter(|&m| m > 0).unwrap_or(u32::MAX))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut asked: Vec<u32> = Vec::new();
+    let mut places: Vec<usize> = Vec::new();
+    for (t, terms) in terms.iter().enumerate() {
+        for &term in terms {
+            if few {
+                asked.clear();
+                places.clear();
+                for (i, &doc) in docs.iter().enumerate() {
+                    let found = out[i];
+                    if found & 1 << t == 0 && found.count_ones() < matched[i] {
+                        asked.push(doc);
+                        places.push(i);
+                    }
+                }
+                if asked.is_empty() {
+                    continue;
+                }
+            }
+            let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+            if few {
+                postings.each_contained(&asked, |k| out[places[k]] |= 1 << t);
+            } else {
+                postings.for_each(n, file, |doc, _| dense[doc as usize] |= 1 << t)?;
+            }
+        }
+    }
+    if !few {
+        for (coverage, &doc) in out.iter_mut().zip(docs) {
+            *coverage = dense[doc as usize];
+        }
+        scratch::RECORD_COUNTS.give(dense);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -292,7 +292,7 @@ impl<'a> IndexSource<'a> {
                 candidates[i as usize].phrase = Some(found);
             }
         }
-        self.page_matched(&matches, &candidates, &chosen, counts, false)
+        self.page_matched(query, &matches, &candidates, &chosen, counts, false)
     }
 
     /// The BM25F sum of the candidates of segment match `m` with an exact match that can reach

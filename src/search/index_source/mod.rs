@@ -9,6 +9,7 @@ mod terms;
 mod top;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -19,6 +20,7 @@ use crate::search::decoded::Decoded;
 use crate::search::filters::Filters;
 use crate::search::query::PreparedQuery;
 use crate::search::{index_statistics, matching, DocRef, Hit, Matched, Source, TopOrder};
+use crate::text::Analyzer;
 
 use accumulate::SegmentMatch;
 use terms::phrase_among;
@@ -30,6 +32,18 @@ pub(crate) struct IndexSource<'a> {
     /// once however many of the query's word pairs it is asked about, and though `bm25f`'s
     /// first page is scored twice (by its pruned top, then by the pipeline).
     texts: Decoded,
+    /// Per segment whose candidates [`Source::top`] returned without their coverage masks,
+    /// the terms each query token matched there, and the query they are of: what
+    /// [`Source::coverage_masks`] looks the page's masks up in.
+    deferred: Mutex<Vec<Deferred>>,
+}
+
+/// The terms of a query's tokens in one segment, kept for its page's coverage masks.
+struct Deferred {
+    segment: u32,
+    query: String,
+    analyzer: Analyzer,
+    terms: Vec<Vec<u64>>,
 }
 
 impl Source for IndexSource<'_> {
@@ -157,6 +171,44 @@ impl Source for IndexSource<'_> {
     fn entity_checks(&self, docs: &[DocRef], entities: &[String]) -> Result<Vec<Option<bool>>> {
         terms::entity_checks(self.index, docs, entities)
     }
+
+    /// The masks [`IndexSource::page_matched`] left out, looked up per segment in the
+    /// postings of the terms it kept (or, for another query, expanded again).
+    fn coverage_masks(&self, query: &PreparedQuery, hits: &[&Hit<'_>]) -> Result<Vec<u32>> {
+        let mut masks: Vec<u32> = hits.iter().map(|hit| hit.coverage_mask).collect();
+        let mut pending: Vec<(u32, u32, usize)> = (hits.iter().enumerate())
+            .filter(|(_, hit)| hit.matched > 0 && hit.coverage_mask == 0)
+            .map(|(i, hit)| (hit.doc.segment, hit.doc.doc, i))
+            .collect();
+        pending.sort_unstable();
+        for of_segment in pending.chunk_by(|a, b| a.0 == b.0) {
+            let s = of_segment[0].0;
+            let segment = &self.index.segments()[s as usize];
+            let kept = self.deferred.lock().ok().and_then(|deferred| {
+                (deferred.iter())
+                    .find(|d| {
+                        d.segment == s && d.query == query.text && d.analyzer == query.analyzer
+                    })
+                    .map(|d| d.terms.clone())
+            });
+            let terms = match kept {
+                Some(terms) => terms,
+                None => (query.tokens.iter())
+                    .map(|token| terms::expand(segment, token, query.analyzer))
+                    .collect::<Result<_>>()?,
+            };
+            let docs: Vec<u32> = of_segment.iter().map(|p| p.1).collect();
+            let matched = |doc: u32| {
+                let at = docs.binary_search(&doc).expect("a page record");
+                hits[of_segment[at].2].matched
+            };
+            let found = accumulate::coverages(segment, &terms, &docs, matched)?;
+            for (p, mask) in of_segment.iter().zip(found) {
+                masks[p.2] = mask;
+            }
+        }
+        Ok(masks)
+    }
 }
 
 impl<'a> IndexSource<'a> {
@@ -164,17 +216,33 @@ impl<'a> IndexSource<'a> {
         IndexSource {
             index,
             texts: Decoded::default(),
+            deferred: Mutex::default(),
+        }
+    }
+
+    /// Keeps the terms of `m`'s query tokens for [`Source::coverage_masks`] (the latest query's
+    /// alone per segment).
+    fn defer_coverages(&self, m: &SegmentMatch<'_>, query: &PreparedQuery) {
+        if let Ok(mut deferred) = self.deferred.lock() {
+            deferred.retain(|d| d.segment != m.s);
+            deferred.push(Deferred {
+                segment: m.s,
+                query: query.text.clone(),
+                analyzer: query.analyzer,
+                terms: m.terms.clone(),
+            });
         }
     }
 
     /// The hit of record `doc` of a segment, with the phrase flag and the tokens it matched
-    /// given.
+    /// given (`None`: only their number is known, the mask left for
+    /// [`Source::coverage_masks`]).
     fn hit(
         &self,
         m: &SegmentMatch<'a>,
         doc: u32,
         phrase: Option<bool>,
-        coverage_mask: u32,
+        coverage_mask: Option<u32>,
     ) -> Result<Hit<'a>> {
         let row = m.segment.columns.row(doc)?;
         let mut feedback = row.feedback;
@@ -186,7 +254,8 @@ impl<'a> IndexSource<'a> {
             doc: DocRef { segment: m.s, doc },
             id: row.id,
             field_sum: m.field_sum(doc),
-            coverage_mask,
+            matched: coverage_mask.map_or_else(|| m.matched(doc), u32::count_ones),
+            coverage_mask: coverage_mask.unwrap_or(0),
             phrase,
             feedback,
             created_at: row.created_at,
@@ -213,7 +282,7 @@ impl<'a> IndexSource<'a> {
         let hits = hits
             .into_iter()
             .zip(coverages)
-            .map(|((doc, phrase), coverage)| self.hit(&m, doc, phrase, coverage))
+            .map(|((doc, phrase), coverage)| self.hit(&m, doc, phrase, Some(coverage)))
             .collect::<Result<Vec<_>>>()?;
         Ok(Matched {
             live: m.live,

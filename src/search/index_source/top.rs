@@ -551,7 +551,7 @@ impl<'a> IndexSource<'a> {
 
         let chosen = page_positions(&candidates, &matches, wanted, token_count)?;
         let groups = matches!(order, BoundedOrder::Standard);
-        self.page_matched(&matches, &candidates, &chosen, counts, groups)
+        self.page_matched(query, &matches, &candidates, &chosen, counts, groups)
     }
 
     /// Per segment, the records kept whatever their score and those left out, for `order`:
@@ -740,6 +740,7 @@ impl<'a> IndexSource<'a> {
     /// only; another profile's chosen are `decay`'s whole `--candidates` list, and it shows none).
     pub(super) fn page_matched(
         &self,
+        query: &PreparedQuery,
         matches: &[SegmentMatch<'a>],
         candidates: &[Candidate],
         chosen: &[u32],
@@ -752,19 +753,28 @@ impl<'a> IndexSource<'a> {
             let c = &candidates[i as usize];
             page_docs[c.segment as usize].push(c.doc);
         }
+        // Without `groups` the chosen can be many more than a page (`decay`'s candidates):
+        // their masks are looked up later, for the page alone (`Source::coverage_masks`).
         let mut coverages = Vec::with_capacity(matches.len());
         for (m, docs) in matches.iter().zip(&mut page_docs) {
             docs.sort_unstable();
             docs.dedup();
-            coverages.push(m.coverages(docs)?);
+            if groups {
+                coverages.push(m.coverages(docs)?);
+            } else if !docs.is_empty() {
+                self.defer_coverages(m, query);
+            }
         }
         let hits = chosen
             .iter()
             .map(|&i| {
                 let c = &candidates[i as usize];
                 let s = c.segment as usize;
-                let at = page_docs[s].binary_search(&c.doc).expect("a chosen record");
-                self.hit(&matches[s], c.doc, c.phrase, coverages[s][at])
+                let coverage = groups.then(|| {
+                    let at = page_docs[s].binary_search(&c.doc).expect("a chosen record");
+                    coverages[s][at]
+                });
+                self.hit(&matches[s], c.doc, c.phrase, coverage)
             })
             .collect::<Result<Vec<_>>>()?;
         let mut matched = Matched {

@@ -219,7 +219,7 @@ fn best_relevance(source: &dyn Source, query: &PreparedQuery, filters: &Filters)
     };
     let mut best = 0.0f64;
     for hit in &hits {
-        let matched = hit.coverage_mask.count_ones();
+        let matched = hit.matched;
         let without = relevance(hit.field_sum, false, matched);
         let with = relevance(hit.field_sum, true, matched);
         let phrase = match (hit.phrase, &query.phrase) {

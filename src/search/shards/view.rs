@@ -10,7 +10,7 @@ use crate::search::filters::Filters;
 use crate::search::profiles::bm25f::Collection;
 use crate::search::query::PreparedQuery;
 use crate::search::shards::wire::CollectionStatistics;
-use crate::search::{DocRef, ExactPostings, Matched, RecordValues, Source, TopOrder};
+use crate::search::{DocRef, ExactPostings, Hit, Matched, RecordValues, Source, TopOrder};
 
 /// A shard's source answering for the whole collection where a profile reads collection-wide
 /// values: `bm25f`'s N, avglen and df, the entities some record names, and who supersedes whom.
@@ -58,6 +58,10 @@ impl Source for ShardView<'_> {
 
     fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
         self.inner.stored(doc)
+    }
+
+    fn coverage_masks(&self, query: &PreparedQuery, hits: &[&Hit<'_>]) -> Result<Vec<u32>> {
+        self.inner.coverage_masks(query, hits)
     }
 
     fn stored_head(
