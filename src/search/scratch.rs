@@ -3,123 +3,105 @@
 //! A search of a segment fills arrays as long as the segment (the accumulated sums, group
 //! masks): megabytes at a million records. Allocated afresh, their pages are faulted in and
 //! cleared by the kernel on every query; taken from here they are only zeroed. Those arrays
-//! are [`WorkArray`]s ([`Records`]): the first one a process takes comes zeroed from the
-//! kernel in huge pages. Smaller arrays (a chunk's, a histogram's) are vectors ([`Pool`]).
+//! are [`WorkArray`]s: the first one a process takes comes zeroed from the kernel in huge
+//! pages. Smaller arrays (a chunk's, a histogram's) are vectors.
 
+use std::ops::DerefMut;
 use std::sync::Mutex;
 
 use crate::format::mmap::{WorkArray, Zeroed};
 
-/// A few zeroed arrays of `T`, handed out and given back.
-pub(crate) struct Pool<T> {
-    free: Mutex<Vec<Vec<T>>>,
+/// An array a [`Pool`] keeps: a vector, or a [`WorkArray`].
+pub(crate) trait Array: DerefMut<Target = [Self::Value]> + Sized {
+    type Value: Copy + Default;
+    /// `len` default values, fresh.
+    fn fresh(len: usize) -> Self;
+    /// How long the array can be made without new memory.
+    fn capacity(&self) -> usize;
+    /// Makes the array `len` long, within its capacity (the caller checked it).
+    fn fit(&mut self, len: usize);
+}
+
+impl<T: Copy + Default> Array for Vec<T> {
+    type Value = T;
+    fn fresh(len: usize) -> Vec<T> {
+        vec![T::default(); len]
+    }
+    fn capacity(&self) -> usize {
+        Vec::capacity(self)
+    }
+    fn fit(&mut self, len: usize) {
+        self.resize(len, T::default());
+    }
+}
+
+impl<T: Zeroed> Array for WorkArray<T> {
+    type Value = T;
+    fn fresh(len: usize) -> WorkArray<T> {
+        WorkArray::zeroed(len)
+    }
+    fn capacity(&self) -> usize {
+        WorkArray::capacity(self)
+    }
+    fn fit(&mut self, len: usize) {
+        self.resize_within(len);
+    }
+}
+
+/// A few arrays, handed out zeroed (or as left) and given back.
+pub(crate) struct Pool<A> {
+    free: Mutex<Vec<A>>,
 }
 
 /// Arrays kept per pool: enough for every segment of an index searched at once on a few
 /// threads, not more.
 const KEPT: usize = 64;
 
-impl<T: Copy + Default> Pool<T> {
-    pub const fn new() -> Pool<T> {
+impl<A: Array> Pool<A> {
+    pub const fn new() -> Pool<A> {
         Pool {
             free: Mutex::new(Vec::new()),
         }
     }
 
     /// An array of `len` default values.
-    pub fn take(&self, len: usize) -> Vec<T> {
+    pub fn take(&self, len: usize) -> A {
         let (mut array, zeroed) = self.take_sized(len);
         if !zeroed {
-            array.fill(T::default());
+            array.fill(A::Value::default());
         }
         array
     }
 
     /// An array of `len` values that are not zeroed: what an earlier search left there (for
     /// callers that write every value before reading any).
-    pub fn take_unzeroed(&self, len: usize) -> Vec<T> {
+    pub fn take_unzeroed(&self, len: usize) -> A {
         self.take_sized(len).0
     }
 
     /// An array of `len` values, and whether each is the default: so when no kept array was
-    /// long enough and a new one was filled (zeroing it again would touch every page twice,
-    /// which a fresh process pays for at every search).
-    fn take_sized(&self, len: usize) -> (Vec<T>, bool) {
-        let mut array = self
-            .free
-            .lock()
-            .map(|mut free| free.pop().unwrap_or_default())
-            .unwrap_or_default();
-        let fresh = array.capacity() < len;
-        if fresh {
-            array.clear();
-            array.reserve_exact(len);
+    /// long enough and a new one came (zeroing it again would touch every page twice, which a
+    /// fresh process pays for at every search).
+    fn take_sized(&self, len: usize) -> (A, bool) {
+        // The shortest kept array long enough, so that a short segment's search does not take
+        // the array a long one needs.
+        let kept = self.free.lock().ok().and_then(|mut free| {
+            let (at, _) = (free.iter().enumerate())
+                .filter(|(_, array)| array.capacity() >= len)
+                .min_by_key(|(_, array)| array.capacity())?;
+            Some(free.swap_remove(at))
+        });
+        match kept {
+            Some(mut array) => {
+                array.fit(len);
+                (array, false)
+            }
+            None => (A::fresh(len), true),
         }
-        array.resize(len, T::default());
-        array.truncate(len);
-        (array, fresh)
     }
 
     /// Keeps `array` for a later [`Pool::take`].
-    pub fn give(&self, array: Vec<T>) {
-        if array.capacity() == 0 {
-            return;
-        }
-        if let Ok(mut free) = self.free.lock() {
-            if free.len() < KEPT {
-                free.push(array);
-            }
-        }
-    }
-}
-
-/// A few per-record arrays of `T`, handed out and given back.
-pub(crate) struct Records<T: Zeroed> {
-    free: Mutex<Vec<WorkArray<T>>>,
-}
-
-impl<T: Zeroed> Records<T> {
-    pub const fn new() -> Records<T> {
-        Records {
-            free: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// An array of `len` zeros.
-    pub fn take(&self, len: usize) -> WorkArray<T> {
-        let (mut array, zeroed) = self.take_sized(len);
-        if !zeroed {
-            array.fill(T::default());
-        }
-        array
-    }
-
-    /// An array of `len` values that are not zeroed: what an earlier search left there (for
-    /// callers that write every value before reading any).
-    pub fn take_unzeroed(&self, len: usize) -> WorkArray<T> {
-        self.take_sized(len).0
-    }
-
-    /// An array of `len` values, and whether each is zero: so when no kept array was long
-    /// enough and a new one came (zeroed by the kernel, its pages not yet touched).
-    fn take_sized(&self, len: usize) -> (WorkArray<T>, bool) {
-        let mut free = self.free.lock().ok();
-        let kept = free.as_mut().and_then(|free| {
-            let at = free.iter().position(|array| array.capacity() >= len)?;
-            Some(free.swap_remove(at))
-        });
-        drop(free);
-        match kept {
-            Some(mut array) => {
-                array.resize_within(len);
-                (array, false)
-            }
-            None => (WorkArray::zeroed(len), true),
-        }
-    }
-
-    /// Keeps `array` for a later [`Records::take`].
-    pub fn give(&self, array: WorkArray<T>) {
+    pub fn give(&self, array: A) {
         if array.capacity() == 0 {
             return;
         }
@@ -132,13 +114,13 @@ impl<T: Zeroed> Records<T> {
 }
 
 /// Pools of the arrays the index source uses: per record…
-pub(crate) static RECORD_WORDS: Records<u64> = Records::new();
-pub(crate) static RECORD_MASKS: Records<u16> = Records::new();
-pub(crate) static RECORD_COUNTS: Records<u32> = Records::new();
+pub(crate) static RECORD_WORDS: Pool<WorkArray<u64>> = Pool::new();
+pub(crate) static RECORD_MASKS: Pool<WorkArray<u16>> = Pool::new();
+pub(crate) static RECORD_COUNTS: Pool<WorkArray<u32>> = Pool::new();
 /// …and per chunk or per slot.
-pub(crate) static MASKS: Pool<u16> = Pool::new();
-pub(crate) static FLOATS: Pool<f64> = Pool::new();
-pub(crate) static COUNTS: Pool<u32> = Pool::new();
+pub(crate) static MASKS: Pool<Vec<u16>> = Pool::new();
+pub(crate) static FLOATS: Pool<Vec<f64>> = Pool::new();
+pub(crate) static COUNTS: Pool<Vec<u32>> = Pool::new();
 
 #[cfg(test)]
 mod tests {
@@ -146,7 +128,7 @@ mod tests {
 
     #[test]
     fn arrays_come_back_zeroed_and_sized() {
-        let pool: Pool<u64> = Pool::new();
+        let pool: Pool<Vec<u64>> = Pool::new();
         let mut a = pool.take(10);
         assert_eq!(a, vec![0; 10]);
         a.iter_mut().for_each(|x| *x = 7);
@@ -170,7 +152,7 @@ mod tests {
 
     #[test]
     fn record_arrays_come_back_zeroed_and_sized() {
-        let pool: Records<u32> = Records::new();
+        let pool: Pool<WorkArray<u32>> = Pool::new();
         let mut a = pool.take(1000);
         assert_eq!(&*a, &[0; 1000][..]);
         a.iter_mut().for_each(|x| *x = 7);
@@ -190,6 +172,17 @@ mod tests {
         assert_eq!(d.len(), 1 << 20);
         assert!(d.is_mapped() && d.iter().all(|&x| x == 0));
         assert_eq!(&*pool.take_unzeroed(1000), &[9; 1000][..]);
+        // The shortest array long enough is handed out.
+        let (long, mut short) = (pool.take(1 << 20), pool.take(100));
+        short.iter_mut().for_each(|x| *x = 1);
+        pool.give(long);
+        pool.give(short);
+        let mut taken = pool.take_unzeroed(50);
+        assert_eq!((taken.capacity(), taken[0]), (100, 1));
+        taken.iter_mut().for_each(|x| *x = 0);
+        pool.give(taken);
+        assert_eq!(pool.take_unzeroed(1 << 20).capacity(), 1 << 20);
+        pool.free.lock().unwrap().clear();
         // Empty arrays are not kept.
         pool.give(WorkArray::default());
         assert_eq!(pool.free.lock().unwrap().len(), 0);

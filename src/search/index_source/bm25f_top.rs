@@ -526,7 +526,7 @@ struct Gather {
 
 /// The kept postings' arrays, reused from search to search like [`scratch`]'s (grown afresh,
 /// their pages were faulted in on every query).
-static KEPT: scratch::Pool<Kept> = scratch::Pool::new();
+static KEPT: scratch::Pool<Vec<Kept>> = scratch::Pool::new();
 
 impl Drop for Gather {
     fn drop(&mut self) {
