@@ -20,6 +20,9 @@ pub(crate) trait Array: DerefMut<Target = [Self::Value]> + Sized {
     fn capacity(&self) -> usize;
     /// Makes the array `len` long, within its capacity (the caller checked it).
     fn fit(&mut self, len: usize);
+    /// The array made `len` default values long, its capacity too short: grown in place
+    /// where it can be, else replaced.
+    fn grown(self, len: usize) -> Self;
 }
 
 impl<T: Copy + Default> Array for Vec<T> {
@@ -33,6 +36,12 @@ impl<T: Copy + Default> Array for Vec<T> {
     fn fit(&mut self, len: usize) {
         self.resize(len, T::default());
     }
+    fn grown(mut self, len: usize) -> Vec<T> {
+        self.clear();
+        self.reserve_exact(len);
+        self.resize(len, T::default());
+        self
+    }
 }
 
 impl<T: Zeroed> Array for WorkArray<T> {
@@ -45,6 +54,9 @@ impl<T: Zeroed> Array for WorkArray<T> {
     }
     fn fit(&mut self, len: usize) {
         self.resize_within(len);
+    }
+    fn grown(self, len: usize) -> WorkArray<T> {
+        WorkArray::zeroed(len)
     }
 }
 
@@ -84,18 +96,22 @@ impl<A: Array> Pool<A> {
     /// fresh process pays for at every search).
     fn take_sized(&self, len: usize) -> (A, bool) {
         // The shortest kept array long enough, so that a short segment's search does not take
-        // the array a long one needs.
+        // the array a long one needs; else the longest, grown (so the pool keeps no more
+        // arrays than searches use at once).
         let kept = self.free.lock().ok().and_then(|mut free| {
-            let (at, _) = (free.iter().enumerate())
-                .filter(|(_, array)| array.capacity() >= len)
-                .min_by_key(|(_, array)| array.capacity())?;
+            let capacity = |&i: &usize| free[i].capacity();
+            let at = (0..free.len())
+                .filter(|i| capacity(i) >= len)
+                .min_by_key(capacity)
+                .or_else(|| (0..free.len()).max_by_key(capacity))?;
             Some(free.swap_remove(at))
         });
         match kept {
-            Some(mut array) => {
+            Some(mut array) if array.capacity() >= len => {
                 array.fit(len);
                 (array, false)
             }
+            Some(array) => (array.grown(len), true),
             None => (A::fresh(len), true),
         }
     }
@@ -163,15 +179,15 @@ mod tests {
         b.iter_mut().for_each(|x| *x = 5);
         pool.give(b);
         assert_eq!(&*pool.take_unzeroed(800), &[5; 800][..]);
-        // Longer than every kept array: a fresh one, zero from the start; the short one is
-        // kept for a later, shorter request.
+        // Longer than every kept array: a fresh one, zero from the start, in place of the
+        // longest kept (a pool keeps no more arrays than searches use at once).
         let mut c = pool.take(1000);
         c.iter_mut().for_each(|x| *x = 9);
         pool.give(c);
         let d = pool.take_unzeroed(1 << 20);
         assert_eq!(d.len(), 1 << 20);
         assert!(d.is_mapped() && d.iter().all(|&x| x == 0));
-        assert_eq!(&*pool.take_unzeroed(1000), &[9; 1000][..]);
+        assert!(pool.free.lock().unwrap().is_empty());
         // The shortest array long enough is handed out.
         let (long, mut short) = (pool.take(1 << 20), pool.take(100));
         short.iter_mut().for_each(|x| *x = 1);
@@ -182,6 +198,15 @@ mod tests {
         taken.iter_mut().for_each(|x| *x = 0);
         pool.give(taken);
         assert_eq!(pool.take_unzeroed(1 << 20).capacity(), 1 << 20);
+        pool.free.lock().unwrap().clear();
+        // None long enough: the longest is taken (and replaced), not kept beside a new one.
+        let (ten, twenty) = (pool.take(10), pool.take(20));
+        pool.give(ten);
+        pool.give(twenty);
+        let longer = pool.take(30);
+        assert_eq!(&*longer, &[0; 30][..]);
+        let kept: Vec<usize> = pool.free.lock().unwrap().iter().map(|a| a.len()).collect();
+        assert_eq!(kept, [10]);
         pool.free.lock().unwrap().clear();
         // Empty arrays are not kept.
         pool.give(WorkArray::default());
