@@ -7,6 +7,10 @@
 //! and named by a manifest before any reader opens it, is never modified in place afterwards, and
 //! is deleted (unlinked) only when no generation names it — unlinking keeps the mapped pages
 //! alive. Files that are appended to (the record log) are never mapped.
+//!
+//! The per-record work arrays of a search ([`WorkArray`]) are slices over memory they own
+//! alone — an anonymous mapping or a vector — made from a pointer kept beside it, as a `Vec`
+//! does; their element types ([`Zeroed`]) read all-zero bytes as the number 0.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -190,10 +194,10 @@ impl<T: Zeroed> WorkArray<T> {
 
     /// An array of `len` zeros.
     pub fn zeroed(len: usize) -> WorkArray<T> {
-        let bytes = len.saturating_mul(std::mem::size_of::<T>());
         if len == 0 {
             return WorkArray::default();
         }
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
         if bytes >= Self::MAPPED_FROM {
             if let Some(array) = Self::mapped(len, bytes) {
                 return array;
