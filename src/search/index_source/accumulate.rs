@@ -71,6 +71,20 @@ pub(super) fn candidate_bits(sums: &[u32]) -> u64 {
     bits
 }
 
+/// The records whose `sums` are not zero, tested 64 at a time: few are, and a segment's
+/// records are many.
+fn listed(sums: &[u32]) -> RoaringBitmap {
+    let docs = sums.chunks(64).enumerate().flat_map(|(w, sums)| {
+        let mut bits = candidate_bits(sums);
+        std::iter::from_fn(move || {
+            let i = (bits != 0).then(|| bits.trailing_zeros())?;
+            bits &= bits - 1;
+            Some((64 * w) as u32 + i)
+        })
+    });
+    RoaringBitmap::from_sorted_iter(docs).expect("ascending")
+}
+
 /// Where a segment's candidates are listed.
 pub(super) enum CandidateSet {
     /// The records with non-zero sums: most of the segment, scanned in place.
@@ -236,12 +250,7 @@ impl<'a> IndexSource<'a> {
             docs -= &absent;
             CandidateSet::Listed(docs)
         } else if postings_total * 16 < u64::from(n) {
-            let docs = sums
-                .iter()
-                .enumerate()
-                .filter(|(_, &s)| s != 0)
-                .map(|(doc, _)| doc as u32);
-            CandidateSet::Listed(RoaringBitmap::from_sorted_iter(docs).expect("ascending"))
+            CandidateSet::Listed(listed(&sums))
         } else {
             CandidateSet::Dense
         };
@@ -315,12 +324,18 @@ fn accumulate(
     }
     // Adds a token's group weights to the field sum, and one matched token.
     let weight = |mask: u16| MASK_WEIGHTS[mask as usize] * stride + 1;
-    // What each palette entry adds, for a token of one term.
-    let adds: Vec<Vec<u32>> = token_postings
+    // Per token, the term it walks first, its longest (the first of them), and what each of
+    // that term's palette entries adds.
+    let firsts: Vec<(usize, Vec<u32>)> = token_postings
         .iter()
-        .map(|terms| match terms.as_slice() {
-            [postings] => postings.palette().iter().map(|&m| weight(m)).collect(),
-            _ => Vec::new(),
+        .map(|terms| {
+            let first = (0..terms.len())
+                .max_by_key(|&t| (terms[t].len(), std::cmp::Reverse(t)))
+                .unwrap_or(0);
+            let adds = terms
+                .get(first)
+                .map(|postings| postings.palette().iter().map(|&m| weight(m)).collect());
+            (first, adds.unwrap_or_default())
         })
         .collect();
     let several = token_postings.iter().any(|terms| terms.len() > 1);
@@ -331,7 +346,7 @@ fn accumulate(
             |tagged, (chunk, chunk_sums)| {
                 chunk_sums.fill(0);
                 let base = (chunk * CHUNK_RECORDS) as u32;
-                for (terms, add) in token_postings.iter().zip(&adds) {
+                for (terms, (first, add)) in token_postings.iter().zip(&firsts) {
                     match terms.as_slice() {
                         [] => {}
                         [postings] => {
@@ -344,10 +359,20 @@ fn accumulate(
                             // A record matching the token through several terms counts each
                             // group once: each posting adds what its groups add to those the
                             // token matched in the record before (and one matched token at
-                            // the first).
+                            // the first). The first term walked finds no record tagged yet,
+                            // so it adds and tags without looking; walking the longest first
+                            // leaves the fewest postings to look.
                             let tag = tagged.next();
                             let masks = &mut tagged.masks;
-                            for postings in terms {
+                            let palette = terms[*first].palette();
+                            terms[*first].for_each_in_chunk_at(chunk, n, file, |doc, code| {
+                                let at = (doc - base) as usize;
+                                masks[at] = tag << GROUP_COUNT | palette[code];
+                                chunk_sums[at] += add[code];
+                            })?;
+                            let rest = (terms.iter().enumerate())
+                                .filter_map(|(t, postings)| (t != *first).then_some(postings));
+                            for postings in rest {
                                 let palette = postings.palette();
                                 postings.for_each_in_chunk_at(chunk, n, file, |doc, code| {
                                     let at = (doc - base) as usize;
@@ -539,6 +564,17 @@ mod tests {
             }
         }
         assert_eq!(candidate_bits(&[u32::MAX; 64]), u64::MAX);
+    }
+
+    #[test]
+    fn listed_candidates_are_the_records_with_sums() {
+        let mut sums = vec![0u32; 1000];
+        let docs = [0, 5, 63, 64, 127, 640, 998, 999];
+        for doc in docs {
+            sums[doc as usize] = doc + 1;
+        }
+        assert_eq!(listed(&sums).iter().collect::<Vec<_>>(), docs);
+        assert!(listed(&[]).is_empty());
     }
 
     /// Tags run from 1 to the last that fits beside a group mask; then the masks are cleared
