@@ -664,16 +664,21 @@ impl<'a> TermPostings<'a> {
             let key = u32::from(u16_at(bytes, 8 + 4 * c));
             let card = usize::from(u16_at(bytes, 10 + 4 * c)) + 1;
             let base = key << 16;
+            // Only a container reaching past the segment's last record (its last one, in a
+            // sound file) can name a record beyond it; the others' records are not looked at
+            // before they are visited.
+            let whole = u64::from(base) + u64::from(u16::MAX) < u64::from(records);
             if card <= ARRAY_LIMIT {
                 let values = &bytes[data..data + 2 * card];
                 // The largest value, not the last: the values are not trusted to ascend.
-                let biggest = values
-                    .chunks_exact(2)
-                    .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
-                    .max()
-                    .unwrap_or(0);
-                if base | u32::from(biggest) >= records {
-                    return Err(beyond(base | u32::from(biggest)));
+                let biggest = || {
+                    (values.chunks_exact(2))
+                        .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+                        .max()
+                        .unwrap_or(0)
+                };
+                if !whole && base | u32::from(biggest()) >= records {
+                    return Err(beyond(base | u32::from(biggest())));
                 }
                 for pair in values.chunks_exact(2) {
                     visit(
@@ -685,17 +690,19 @@ impl<'a> TermPostings<'a> {
                 data += 2 * card;
             } else {
                 let words = &bytes[data..data + BITMAP_BYTES];
-                let last_word = words
-                    .chunks_exact(8)
-                    .rposition(|w| w != [0; 8])
-                    .unwrap_or(0);
-                let top = words[last_word * 8..last_word * 8 + 8]
-                    .try_into()
-                    .map(u64::from_le_bytes)
-                    .expect("8 bytes");
-                let max = base + 64 * last_word as u32 + (63 - top.leading_zeros().min(63));
-                if max >= records {
-                    return Err(beyond(max));
+                if !whole {
+                    let last_word = words
+                        .chunks_exact(8)
+                        .rposition(|w| w != [0; 8])
+                        .unwrap_or(0);
+                    let top = words[last_word * 8..last_word * 8 + 8]
+                        .try_into()
+                        .map(u64::from_le_bytes)
+                        .expect("8 bytes");
+                    let max = base + 64 * last_word as u32 + (63 - top.leading_zeros().min(63));
+                    if max >= records {
+                        return Err(beyond(max));
+                    }
                 }
                 for (w, word) in words.chunks_exact(8).enumerate() {
                     let mut bits = u64::from_le_bytes(word.try_into().expect("8 bytes"));
@@ -1722,6 +1729,36 @@ mod tests {
                 "{error}"
             );
             assert!(postings.for_each(70_001, file, |_, _| {}).is_ok());
+        });
+    }
+
+    /// Only a container reaching past the segment's last record is searched for records
+    /// beyond it (the others' records are all below it), in either kind of container.
+    #[test]
+    fn records_beyond_the_segment_are_reported_from_either_kind_of_container() {
+        with_file(|file| {
+            let few: Vec<u32> = vec![3, 65_535, 65_600, 70_000];
+            let many: Vec<u32> = (0..5000).chain(65_536..70_536).collect();
+            for docs in [few, many] {
+                let entries: Vec<Posting> = docs.iter().map(|&doc| (doc, 2, 1)).collect();
+                let mut blob = Vec::new();
+                encode_term(&entries, &mut blob);
+                let postings = TermPostings::parse(&blob, file).unwrap();
+                let error = postings
+                    .for_each(70_000, file, |_, _| {})
+                    .unwrap_err()
+                    .to_string();
+                let last = docs.last().unwrap();
+                assert!(
+                    error.contains(&format!("record {last}, the segment holds 70000")),
+                    "{error}"
+                );
+                let mut walked = Vec::new();
+                postings
+                    .for_each(last + 1, file, |doc, _| walked.push(doc))
+                    .unwrap();
+                assert_eq!(walked, docs);
+            }
         });
     }
 
