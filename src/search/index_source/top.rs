@@ -940,12 +940,15 @@ pub(super) fn survey(m: &SegmentMatch<'_>, sets: &Sets, keys: &Keys, wanted: usi
     };
     let mut counts = Counts::default();
     let mut best_known = f64::NEG_INFINITY;
+    // Most slots hold no candidate (a few hundred of tens of thousands do): their levels are
+    // not looked up.
     for (slot, &count) in histogram.iter().enumerate() {
-        counts.candidates += count as usize;
-        if count > 0 {
-            let known = keys.relevance[if exact { slot } else { slot & !1 }];
-            best_known = best_known.max(known);
+        if count == 0 {
+            continue;
         }
+        counts.candidates += count as usize;
+        let known = keys.relevance[if exact { slot } else { slot & !1 }];
+        best_known = best_known.max(known);
         // Unless exact, the phrase is known only where it does not change the level.
         if slot % 2 == 0 || exact || !keys.depends(slot) {
             counts.add_many(keys.level(slot), count as usize);
