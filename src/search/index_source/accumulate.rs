@@ -71,18 +71,33 @@ pub(super) fn candidate_bits(sums: &[u32]) -> u64 {
     bits
 }
 
-/// The records whose `sums` are not zero, tested 64 at a time: few are, and a segment's
-/// records are many.
-fn listed(sums: &[u32]) -> RoaringBitmap {
-    let docs = sums.chunks(64).enumerate().flat_map(|(w, sums)| {
+/// Calls `visit` with each record whose sum in `sums` is not zero, ascending, within the chunks
+/// of 64 records (record number ÷ 64) that `chunk` accepts: a bit per record first
+/// ([`candidate_bits`]), then the records.
+fn each_candidate(sums: &[u32], chunk: impl Fn(usize) -> bool, mut visit: impl FnMut(u32)) {
+    for (w, sums) in sums.chunks(64).enumerate() {
+        if !chunk(w) {
+            continue;
+        }
         let mut bits = candidate_bits(sums);
-        std::iter::from_fn(move || {
-            let i = (bits != 0).then(|| bits.trailing_zeros())?;
+        while bits != 0 {
+            visit(64 * w as u32 + bits.trailing_zeros());
             bits &= bits - 1;
-            Some((64 * w) as u32 + i)
-        })
-    });
-    RoaringBitmap::from_sorted_iter(docs).expect("ascending")
+        }
+    }
+}
+
+/// The records whose `sums` are not zero: few are, and a segment's records are many.
+fn listed(sums: &[u32]) -> RoaringBitmap {
+    let mut docs = RoaringBitmap::new();
+    each_candidate(
+        sums,
+        |_| true,
+        |doc| {
+            docs.push(doc);
+        },
+    );
+    docs
 }
 
 /// Where a segment's candidates are listed.
@@ -151,19 +166,7 @@ impl SegmentMatch<'_> {
     ) {
         match &self.candidates {
             CandidateSet::Dense => {
-                for (w, sums) in self.sums.chunks(64).enumerate() {
-                    if !chunk(w) {
-                        continue;
-                    }
-                    let phrase = self.phrase.get(w).copied().unwrap_or(0);
-                    // A bit per candidate first, then the candidates.
-                    let mut candidates = candidate_bits(sums);
-                    while candidates != 0 {
-                        let i = candidates.trailing_zeros() as usize;
-                        candidates &= candidates - 1;
-                        visit((64 * w + i) as u32, phrase >> i & 1 != 0);
-                    }
-                }
+                each_candidate(&self.sums, chunk, |doc| visit(doc, self.maybe_phrase(doc)));
             }
             CandidateSet::Listed(docs) => docs.iter().for_each(|doc| {
                 if chunk(doc as usize / 64) {
