@@ -51,22 +51,23 @@ impl Drop for SegmentMatch<'_> {
 }
 
 /// A bit per record of (at most 64) `sums`, set for the candidates: no branch per record (about
-/// as many records are candidates as not). Eight records at a time: their tests as eight bytes
-/// of 0 or 1 (compared and packed in vector registers), gathered into eight bits by one
-/// multiplication, which puts byte `j`'s bit at bit 56 + `j` and adds no carries. Twice as fast
-/// as a shift per record: a survey tests every record of a segment.
+/// as many records are candidates as not). Thirty-two records at a time, each test shifted to
+/// its bit and the bits OR-ed into a 32-bit word: the compiler compares four records per vector
+/// instruction and packs their bits in vector registers. A third faster than gathering eight
+/// records' tests as bytes by a multiplication (which baseline x86-64 has no vector form of),
+/// and three times as fast as a shift per record into a 64-bit word: a survey tests every record
+/// of a segment.
 #[inline]
 pub(super) fn candidate_bits(sums: &[u32]) -> u64 {
-    /// Bit `7 − j` of every byte `j`: `byte_j · 2^(8j) · 2^(56 − 7j)` is bit `56 + j`.
-    const GATHER: u64 = 0x0102_0408_1020_4080;
     let Ok(sums) = <&[u32; 64]>::try_from(sums) else {
         return (sums.iter().enumerate())
             .fold(0u64, |bits, (i, &sum)| bits | u64::from(sum != 0) << i);
     };
     let mut bits = 0u64;
-    for (k, eight) in sums.chunks_exact(8).enumerate() {
-        let tests: [u8; 8] = std::array::from_fn(|j| u8::from(eight[j] != 0));
-        bits |= (u64::from_le_bytes(tests).wrapping_mul(GATHER) >> 56) << (8 * k);
+    for (k, half) in sums.chunks_exact(32).enumerate() {
+        let half =
+            (half.iter().enumerate()).fold(0u32, |bits, (j, &sum)| bits | u32::from(sum != 0) << j);
+        bits |= u64::from(half) << (32 * k);
     }
     bits
 }
