@@ -12,7 +12,9 @@
 //! Reading blob `i` checks its directory entry against the body bounds and its bytes against
 //! their CRC, so a damaged blob is reported, never decoded. A blob's CRC is checked the first
 //! time a process reads it (the files are never rewritten in place: a blob's bytes are the
-//! same at every later read), not at every search.
+//! same at every later read), not at every search; so are the checks of a blob's contents that
+//! cost more than reading it (the postings' bitmap counts, [`BlobFile::get_checked`]), at the
+//! first read that passes them.
 
 use crate::format::directory::FileTarget;
 use std::ops::Range;
@@ -79,8 +81,29 @@ pub struct BlobFile {
     file: IndexFile,
     count: usize,
     dir_offset: usize,
-    /// A bit per blob: its CRC was checked (made at the first read, shared by clones).
-    checked: Arc<OnceLock<Box<[AtomicU64]>>>,
+    /// A bit per blob: its CRC was checked (shared by clones).
+    checked: Arc<BlobBits>,
+    /// A bit per blob: its contents passed their kind's own check ([`BlobFile::get_checked`]).
+    contents_checked: Arc<BlobBits>,
+}
+
+/// A bit per blob of a file, made at the first one set.
+#[derive(Default)]
+struct BlobBits(OnceLock<Box<[AtomicU64]>>);
+
+impl BlobBits {
+    /// Whether blob `index` (of `count`) has its bit.
+    fn is_set(&self, index: usize) -> bool {
+        (self.0.get())
+            .is_some_and(|words| words[index / 64].load(Ordering::Relaxed) >> (index % 64) & 1 != 0)
+    }
+
+    /// Sets the bit of blob `index` (of `count`).
+    fn set(&self, index: usize, count: usize) {
+        let words =
+            (self.0).get_or_init(|| (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect());
+        words[index / 64].fetch_or(1 << (index % 64), Ordering::Relaxed);
+    }
 }
 
 impl BlobFile {
@@ -107,6 +130,7 @@ impl BlobFile {
             dir_offset: dir_offset as usize,
             file,
             checked: Arc::default(),
+            contents_checked: Arc::default(),
         })
     }
 
@@ -158,13 +182,7 @@ impl BlobFile {
                     "blob {index} ({len} bytes at {offset}) is out of bounds"
                 ))
             })?;
-        let checked = self.checked.get_or_init(|| {
-            (0..self.count.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect()
-        });
-        let (word, bit) = (&checked[index / 64], 1u64 << (index % 64));
-        if word.load(Ordering::Relaxed) & bit == 0 {
+        if !self.checked.is_set(index) {
             self.file.populate(range.clone());
             FormatError::check_crc(
                 || format!("blob {index}"),
@@ -172,9 +190,28 @@ impl BlobFile {
                 crc32fast::hash(&body[range.clone()]),
             )
             .map_err(|problem| self.file.corrupt(problem))?;
-            word.fetch_or(bit, Ordering::Relaxed);
+            self.checked.set(index, self.count);
         }
         Ok(range)
+    }
+
+    /// Blob `index` read by `read`, which is told whether the blob's contents already passed
+    /// its checks in this process (its CRC is checked regardless): checks that cost more than
+    /// the read itself (the postings' bitmap counts) run at the first read alone, as the CRC
+    /// does, since a blob's bytes are the same at every later read. What `read` returns at its
+    /// first success marks the contents checked.
+    pub fn get_checked<'a, T>(
+        &'a self,
+        index: usize,
+        read: impl FnOnce(&'a [u8], bool) -> Result<T>,
+    ) -> Result<T> {
+        let blob = self.get(index)?;
+        let known = self.contents_checked.is_set(index);
+        let value = read(blob, known)?;
+        if !known {
+            self.contents_checked.set(index, self.count);
+        }
+        Ok(value)
     }
 }
 
@@ -222,5 +259,33 @@ mod tests {
         // A process opening the file again checks it again.
         let error = open(&path, footer).get(0).unwrap_err().to_string();
         assert!(error.contains("blob 0 fails its checksum"), "{error}");
+    }
+
+    /// A blob's contents are told checked only after a read that passed: a read that fails
+    /// leaves the next read to check again; clones share what was checked, a file opened again
+    /// starts afresh.
+    #[test]
+    fn contents_are_checked_until_a_read_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blobs");
+        let footer = write(&path, &[b"sound", b"refused"]);
+        let blobs = open(&path, footer);
+        let read = |blobs: &BlobFile, index: usize| {
+            // Like the postings' bitmap counts: the check runs where the contents are not
+            // known to have passed it.
+            blobs.get_checked(index, |blob, known| match blob {
+                b"refused" if !known => Err(blobs.file().corrupt("refused")),
+                _ => Ok(known),
+            })
+        };
+        for _ in 0..2 {
+            let error = read(&blobs, 1).unwrap_err().to_string();
+            assert!(error.contains("refused"), "{error}");
+        }
+        assert!(!read(&blobs, 0).unwrap());
+        assert!(read(&blobs, 0).unwrap());
+        assert!(read(&blobs.clone(), 0).unwrap());
+        assert!(read(&blobs, 1).is_err());
+        assert!(!read(&open(&path, footer), 0).unwrap());
     }
 }

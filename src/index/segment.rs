@@ -324,11 +324,9 @@ impl Segment {
         let file = self.postings.file();
         let mut bits = vec![0u64; (self.len() as usize).div_ceil(64)];
         for t in terms {
-            TermPostings::parse(self.postings.get(t as usize)?, file)?.for_each(
-                self.len(),
-                file,
-                |doc, _| bits[doc as usize / 64] |= 1 << (doc % 64),
-            )?;
+            TermPostings::read(&self.postings, t)?.for_each(self.len(), file, |doc, _| {
+                bits[doc as usize / 64] |= 1 << (doc % 64)
+            })?;
         }
         Ok(Some(self.irregular.get_or_init(|| bits)))
     }

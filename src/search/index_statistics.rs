@@ -85,10 +85,7 @@ pub(crate) fn exact_terms<'i>(
             let mut parsed = Vec::new();
             for key in &keys {
                 if let Some(t) = segment.terms.get(key)? {
-                    parsed.push(TermPostings::parse(
-                        segment.postings.get(t as usize)?,
-                        file,
-                    )?);
+                    parsed.push(TermPostings::read(&segment.postings, t)?);
                 }
             }
             let dead = index.dead(s);

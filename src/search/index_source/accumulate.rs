@@ -190,7 +190,7 @@ impl SegmentMatch<'_> {
         for terms in &self.terms {
             let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
             for &term in terms {
-                let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+                let postings = TermPostings::read(&segment.postings, term)?;
                 if docs.len() <= LOOKUPS {
                     for &doc in docs {
                         if let Some(mask) = postings.mask_of(doc, file)? {
@@ -286,7 +286,6 @@ fn token_postings<'s>(
     segment: &'s Segment,
     query: &PreparedQuery,
 ) -> Result<(Vec<Vec<u64>>, Vec<Vec<TermPostings<'s>>>)> {
-    let file = segment.postings.file();
     let mut terms = Vec::with_capacity(query.tokens.len());
     let mut token_postings = Vec::with_capacity(query.tokens.len());
     for token in &query.tokens {
@@ -295,7 +294,7 @@ fn token_postings<'s>(
         token_postings.push(
             token_terms
                 .iter()
-                .map(|&term| TermPostings::parse(segment.postings.get(term as usize)?, file))
+                .map(|&term| TermPostings::read(&segment.postings, term))
                 .collect::<Result<Vec<_>>>()?,
         );
         terms.push(token_terms);
@@ -519,7 +518,7 @@ pub(super) fn coverages(
                     continue;
                 }
             }
-            let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+            let postings = TermPostings::read(&segment.postings, term)?;
             if few {
                 postings.each_contained(&asked, |k| out[places[k]] |= 1 << t);
             } else {

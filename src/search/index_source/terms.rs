@@ -166,15 +166,13 @@ fn told(
 /// For each of `records` (ascending), whether it holds each of `words` as a term: a lookup
 /// in each term's serialized postings, none decoded.
 fn holding_every(segment: &Segment, words: &[&str], records: &[u32]) -> Result<Vec<bool>> {
-    let file = segment.postings.file();
     let mut every = vec![true; records.len()];
     for word in words {
         let mut terms = Vec::new();
         exact_terms(segment, word.as_bytes(), true, &mut terms)?;
         let mut holds = vec![false; records.len()];
         for t in terms {
-            TermPostings::parse(segment.postings.get(t as usize)?, file)?
-                .each_contained(records, |i| holds[i] = true);
+            TermPostings::read(&segment.postings, t)?.each_contained(records, |i| holds[i] = true);
         }
         for (every, holds) in every.iter_mut().zip(holds) {
             *every &= holds;
@@ -193,7 +191,7 @@ fn token_records(
     let mut records = RoaringBitmap::new();
     let file = segment.postings.file();
     for term in expand(segment, token, analyzer)? {
-        let postings = TermPostings::parse(segment.postings.get(term as usize)?, file)?;
+        let postings = TermPostings::read(&segment.postings, term)?;
         let palette = postings.palette();
         if palette.iter().all(|&mask| mask & groups_mask != 0) {
             let all = postings.records(file)?;
@@ -391,10 +389,7 @@ pub(super) fn phrase_among(
     let mut postings = Vec::new();
     for key in &phrase_keys(query, index) {
         match segment.terms.get(key)? {
-            Some(term) => postings.push(TermPostings::parse(
-                segment.postings.get(term as usize)?,
-                file,
-            )?),
+            Some(term) => postings.push(TermPostings::read(&segment.postings, term)?),
             None => return Ok((vec![false; docs.len()], false)),
         }
     }
@@ -451,10 +446,7 @@ fn phrase_prefilter(segment: &Segment, query: &str, index: &Index) -> Result<Opt
         let Some(term) = segment.terms.get(key)? else {
             return Ok(Some(vec![0; n.div_ceil(64)]));
         };
-        postings.push(TermPostings::parse(
-            segment.postings.get(term as usize)?,
-            file,
-        )?);
+        postings.push(TermPostings::read(&segment.postings, term)?);
     }
     postings.sort_by_key(TermPostings::len);
     let mut bits = vec![0u64; n.div_ceil(64)];
