@@ -92,13 +92,13 @@ pub struct BlobFile {
 struct BlobBits(OnceLock<Box<[AtomicU64]>>);
 
 impl BlobBits {
-    /// Whether blob `index` (of `count`) has its bit.
+    /// Whether blob `index` has its bit.
     fn is_set(&self, index: usize) -> bool {
         (self.0.get())
             .is_some_and(|words| words[index / 64].load(Ordering::Relaxed) >> (index % 64) & 1 != 0)
     }
 
-    /// Sets the bit of blob `index` (of `count`).
+    /// Sets the bit of blob `index` of a file of `count` blobs.
     fn set(&self, index: usize, count: usize) {
         let words =
             (self.0).get_or_init(|| (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect());
@@ -197,9 +197,9 @@ impl BlobFile {
 
     /// Blob `index` read by `read`, which is told whether the blob's contents already passed
     /// its checks in this process (its CRC is checked regardless): checks that cost more than
-    /// the read itself (the postings' bitmap counts) run at the first read alone, as the CRC
-    /// does, since a blob's bytes are the same at every later read. What `read` returns at its
-    /// first success marks the contents checked.
+    /// the read itself (the postings' bitmap counts) run until a read passes them, as the CRC
+    /// does, since a blob's bytes are the same at every later read. A read that fails leaves
+    /// the contents unchecked.
     pub fn get_checked<'a, T>(
         &'a self,
         index: usize,
