@@ -750,6 +750,24 @@ impl<'a> TermPostings<'a> {
         }
     }
 
+    /// Calls `found` with the place in `docs` (ascending) of each record the term occurs in, and
+    /// its group mask: a lookup each, every container stepped over once (each bitmap word
+    /// counted once).
+    pub fn each_mask(
+        &self,
+        docs: &[u32],
+        file: &IndexFile,
+        mut found: impl FnMut(usize, u16),
+    ) -> Result<()> {
+        let mut seek = Seek::default();
+        for (i, &doc) in docs.iter().enumerate() {
+            if let Some(position) = self.position_from(doc, &mut seek) {
+                found(i, self.mask_at(position, file)?);
+            }
+        }
+        Ok(())
+    }
+
     /// Calls `found` with the place in `docs` (ascending) of each record the term occurs in: a
     /// lookup each, every container stepped over once.
     pub fn each_contained(&self, docs: &[u32], mut found: impl FnMut(usize)) {
@@ -1482,6 +1500,23 @@ mod tests {
                     }
                 }
                 assert_eq!(postings.mask_of(1 << 20, file).unwrap(), None);
+                // The masks of the records asked about (ascending) that hold the term: those
+                // around each held record, every 3rd record, every 7,919th.
+                let around: Vec<u32> = (expected.iter())
+                    .flat_map(|&(doc, _)| doc.saturating_sub(1)..doc + 2)
+                    .collect::<BTreeSet<u32>>()
+                    .into_iter()
+                    .collect();
+                let strides = [3, 7_919].map(|stride| (0..1 << 20).step_by(stride).collect());
+                for asked in [vec![around], strides.to_vec()].concat() {
+                    let mut found = Vec::new();
+                    (postings.each_mask(&asked, file, |i, mask| found.push((asked[i], mask))))
+                        .unwrap();
+                    let wanted: Vec<(u32, u16)> = (expected.iter().copied())
+                        .filter(|(doc, _)| asked.binary_search(doc).is_ok())
+                        .collect();
+                    assert_eq!(found, wanted);
+                }
                 // With their term frequencies, chunk by chunk: every third record stepped
                 // over; all but every 97th (whole blocks of term frequencies stepped over
                 // undecoded); all: the same as the whole walk and the model.

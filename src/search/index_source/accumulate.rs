@@ -177,10 +177,34 @@ impl SegmentMatch<'_> {
         }
     }
 
+    /// [`SegmentMatch::coverages`] and [`SegmentMatch::token_groups`] of `docs` (candidates,
+    /// ascending), a page's: few records take one lookup per record and term for both.
+    pub(super) fn coverages_and_groups(&self, docs: &[u32]) -> Result<(Vec<u32>, TokenGroups)> {
+        if docs.is_empty() || docs.len() > LOOKUPS {
+            return Ok((self.coverages(docs)?, self.token_groups(docs)?));
+        }
+        work::coverages_looked_up(docs.len());
+        let segment = self.segment;
+        let file = segment.postings.file();
+        let mut coverages = vec![0u32; docs.len()];
+        let mut out = Vec::with_capacity(self.terms.len());
+        for (t, terms) in self.terms.iter().enumerate() {
+            let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
+            for &term in terms {
+                let postings = TermPostings::read(&segment.postings, term)?;
+                postings.each_mask(docs, file, |i, mask| {
+                    coverages[i] |= 1 << t;
+                    add_to_groups(&mut groups, docs[i], mask);
+                })?;
+            }
+            out.push(groups);
+        }
+        Ok((coverages, out))
+    }
+
     /// Per token, per group: which of `docs` (candidates, ascending) the token matches there.
     /// Few records are looked up one by one; many take one pass over each term's postings.
     pub(super) fn token_groups(&self, docs: &[u32]) -> Result<TokenGroups> {
-        const LOOKUPS: usize = 256;
         if docs.is_empty() {
             return Ok(vec![Default::default(); self.terms.len()]);
         }
@@ -192,15 +216,9 @@ impl SegmentMatch<'_> {
             for &term in terms {
                 let postings = TermPostings::read(&segment.postings, term)?;
                 if docs.len() <= LOOKUPS {
-                    for &doc in docs {
-                        if let Some(mask) = postings.mask_of(doc, file)? {
-                            for (g, group) in groups.iter_mut().enumerate() {
-                                if mask & (1 << g) != 0 {
-                                    group.insert(doc);
-                                }
-                            }
-                        }
-                    }
+                    postings.each_mask(docs, file, |i, mask| {
+                        add_to_groups(&mut groups, docs[i], mask)
+                    })?;
                 } else {
                     let all = postings.group_records(segment.len(), file)?;
                     for (group, records) in groups.iter_mut().zip(all) {
@@ -277,6 +295,19 @@ impl<'a> IndexSource<'a> {
             phrase_exact,
             terms,
         })
+    }
+}
+
+/// Records a page's token groups are looked up for one by one, at most; more take one pass
+/// over each term's postings.
+const LOOKUPS: usize = 256;
+
+/// Adds `doc` to each of `groups` that `mask` names.
+fn add_to_groups(groups: &mut [RoaringBitmap; GROUP_COUNT], doc: u32, mask: u16) {
+    for (g, group) in groups.iter_mut().enumerate() {
+        if mask & (1 << g) != 0 {
+            group.insert(doc);
+        }
     }
 }
 

@@ -278,7 +278,7 @@ impl<'a> IndexSource<'a> {
             docs.push(doc);
             hits.push((doc, m.known_phrase(maybe_phrase)));
         });
-        let coverages = m.coverages(&docs)?;
+        let (coverages, token_groups) = m.coverages_and_groups(&docs)?;
         let hits = hits
             .into_iter()
             .zip(coverages)
@@ -288,7 +288,7 @@ impl<'a> IndexSource<'a> {
             live: m.live,
             passing: m.passing,
             hits,
-            token_groups: vec![m.token_groups(&docs)?],
+            token_groups: vec![token_groups],
             counts: None,
         })
     }

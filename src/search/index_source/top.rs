@@ -42,19 +42,14 @@ impl Scorer {
         }
     }
 
-    /// Relevance and level (before feedback).
-    fn relevance(&self, field_sum: u32, phrase: bool, matched: u32) -> (f64, MatchLevel) {
+    /// Relevance (before feedback).
+    fn relevance(&self, field_sum: u32, phrase: bool, matched: u32) -> f64 {
         let bonus = if phrase {
             standard::EXACT_PHRASE_BONUS
         } else {
             0
         };
-        let k = matched as usize;
-        let relevance = f64::from(field_sum + bonus) * self.multiplier[k];
-        (
-            relevance,
-            standard::match_level(self.coverage[k], relevance),
-        )
+        f64::from(field_sum + bonus) * self.multiplier[matched as usize]
     }
 }
 
@@ -81,16 +76,18 @@ impl Keys {
     pub(super) fn new(scorer: &Scorer, token_count: u32) -> Keys {
         let most = MASK_WEIGHTS.iter().copied().max().unwrap_or(0) * token_count;
         let slots = 2 * (most as usize + 1) * (token_count as usize + 1);
-        let mut relevance = scratch::FLOATS.take(slots);
+        // Every slot is written below.
+        let mut relevance = scratch::FLOATS.take_unzeroed(slots);
         let mut at = 0;
         for field_sum in 0..=most {
             for matched in 0..=token_count {
                 for phrase in [false, true] {
-                    relevance[at] = scorer.relevance(field_sum, phrase, matched).0;
+                    relevance[at] = scorer.relevance(field_sum, phrase, matched);
                     at += 1;
                 }
             }
         }
+        debug_assert_eq!(at, slots);
         Keys {
             relevance,
             coverage: scorer.coverage.clone(),
@@ -122,22 +119,21 @@ impl Keys {
 }
 
 /// Which candidates can still reach the page: those whose score can exceed the floor, what
-/// their records add at its most.
-struct Reach {
+/// their records add at its most. Each slot's bound is found when a candidate of it is asked
+/// about (a query's table has thousands of slots; its candidates reaching the bound test, far
+/// fewer).
+struct Reach<'k> {
     floor: f64,
-    /// By slot of [`Keys`], for records not pinned and for pinned ones.
-    by_slot: [Vec<bool>; 2],
+    /// Relevance by slot of [`Keys`].
+    relevance: &'k [f64],
 }
 
-impl Reach {
-    fn new(keys: &Keys, floor: f64, ranker: &Ranker<'_>) -> Reach {
-        let by_slot = [false, true].map(|pinned| {
-            keys.relevance
-                .iter()
-                .map(|&r| ranker.upper(r, pinned) + SLACK >= floor)
-                .collect()
-        });
-        Reach { floor, by_slot }
+impl<'k> Reach<'k> {
+    fn new(keys: &'k Keys, floor: f64) -> Reach<'k> {
+        Reach {
+            floor,
+            relevance: &keys.relevance,
+        }
     }
 
     /// Whether a relevance (before what the record adds) can reach the page, for a record
@@ -147,8 +143,8 @@ impl Reach {
     }
 
     /// Whether a record of this slot can reach the page.
-    fn slot(&self, slot: usize, pinned: bool) -> bool {
-        self.by_slot[usize::from(pinned)][slot]
+    fn slot(&self, slot: usize, pinned: bool, ranker: &Ranker<'_>) -> bool {
+        self.relevance(self.relevance[slot], pinned, ranker)
     }
 }
 
@@ -381,7 +377,7 @@ impl<'a> IndexSource<'a> {
         sets: &Sets,
         checked: &[(u32, bool)],
         survey: &Survey,
-        reach: &Reach,
+        reach: &Reach<'_>,
         ranker: &Ranker<'_>,
     ) -> Result<Vec<Candidate>> {
         // Only chunks whose best key can reach the page (or that hold an involved record) are
@@ -413,8 +409,8 @@ impl<'a> IndexSource<'a> {
         let mut kept: Vec<(u32, Option<bool>, bool)> = Vec::new();
         m.for_each_candidate_in(chunk, |doc, maybe_phrase| {
             let slot = Keys::slot(m.sums[doc as usize], maybe_phrase);
-            if reach.slot(slot, false)
-                || (reach.slot(slot, true) && is_pinned(doc))
+            if reach.slot(slot, false, ranker)
+                || (is_pinned(doc) && reach.slot(slot, true, ranker))
                 || involved.contains(doc)
             {
                 kept.push((doc, m.known_phrase(maybe_phrase), false));
@@ -429,7 +425,7 @@ impl<'a> IndexSource<'a> {
                 *phrase = Some(checked[at].1);
             }
             let slot = Keys::slot(m.sums[*doc as usize], *phrase != Some(false));
-            *is_involved || reach.slot(slot, is_pinned(*doc))
+            *is_involved || reach.slot(slot, is_pinned(*doc), ranker)
         });
         let added = self.index.feedback_added_docs(m.s as usize);
         let columns = &m.segment.columns;
@@ -524,7 +520,7 @@ impl<'a> IndexSource<'a> {
             .flat_map(|s| s.best.iter().map(|b| ranker.lower(f64::from_bits(*b))))
             .collect();
         let floor = nth_best(&mut bounds, wanted).unwrap_or(f64::NEG_INFINITY);
-        let reach = Reach::new(&keys, floor, &ranker);
+        let reach = Reach::new(&keys, floor);
         let mut candidates: Vec<Candidate> = matches
             .par_iter()
             .zip(&sets)
@@ -756,13 +752,19 @@ impl<'a> IndexSource<'a> {
         // Without `groups` the chosen can be many more than a page (`decay`'s candidates):
         // their masks are looked up later, for the page alone (`Source::coverage_masks`).
         let mut coverages = Vec::with_capacity(matches.len());
+        let mut token_groups = Vec::with_capacity(matches.len());
         for (m, docs) in matches.iter().zip(&mut page_docs) {
             docs.sort_unstable();
             docs.dedup();
             if groups {
-                coverages.push(m.coverages(docs)?);
-            } else if !docs.is_empty() {
-                self.defer_coverages(m, query);
+                let (covered, grouped) = m.coverages_and_groups(docs)?;
+                coverages.push(covered);
+                token_groups.push(grouped);
+            } else {
+                if !docs.is_empty() {
+                    self.defer_coverages(m, query);
+                }
+                token_groups.push(m.token_groups(&[])?);
             }
         }
         let hits = chosen
@@ -777,19 +779,13 @@ impl<'a> IndexSource<'a> {
                 self.hit(&matches[s], c.doc, c.phrase, coverage)
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut matched = Matched {
+        Ok(Matched {
             live: matches.iter().map(|m| m.live).sum(),
             passing: matches.iter().map(|m| m.passing).sum(),
-            hits: Vec::new(),
-            token_groups: Vec::with_capacity(matches.len()),
+            hits,
+            token_groups,
             counts: Some(counts),
-        };
-        for (m, docs) in matches.iter().zip(&page_docs) {
-            let docs: &[u32] = if groups { docs } else { &[] };
-            matched.token_groups.push(m.token_groups(docs)?);
-        }
-        matched.hits = hits;
-        Ok(matched)
+        })
     }
 }
 
