@@ -134,7 +134,9 @@ pub(crate) static RECORD_WORDS: Pool<WorkArray<u64>> = Pool::new();
 pub(crate) static RECORD_MASKS: Pool<WorkArray<u16>> = Pool::new();
 pub(crate) static RECORD_COUNTS: Pool<WorkArray<u32>> = Pool::new();
 /// …and per chunk or per slot.
-pub(crate) static MASKS: Pool<Vec<u16>> = Pool::new();
+/// Tagged group masks, a chunk's and their last tag: taken as left, so only their own type
+/// takes from here.
+pub(crate) static TAGGED: Pool<Vec<u16>> = Pool::new();
 pub(crate) static FLOATS: Pool<Vec<f64>> = Pool::new();
 pub(crate) static COUNTS: Pool<Vec<u32>> = Pool::new();
 

@@ -436,10 +436,12 @@ fn accumulate(
 /// The group masks a token of several terms has matched per record of a chunk, each tagged
 /// with the walk (token and chunk) it was set in, so that no walk clears what the one before
 /// left: an entry of another tag counts as no groups. Tags run from 1 to [`Tagged::LAST`];
-/// when they run out, the masks are cleared and tags start again.
+/// when they run out, the masks are cleared and tags start again. The last tag given is kept
+/// after the chunk's entries, so that the array goes back to its pool as it is and the next
+/// search's walks go on from that tag instead of clearing the array.
 struct Tagged {
+    /// A chunk's entries, then the last tag given: no entry's tag is greater.
     masks: Vec<u16>,
-    walk: u16,
 }
 
 impl Tagged {
@@ -450,28 +452,32 @@ impl Tagged {
     fn new(several: bool) -> Tagged {
         Tagged {
             masks: if several {
-                scratch::MASKS.take(CHUNK_RECORDS)
+                // Only `Tagged` takes from this pool, with this length: an array comes fresh
+                // (zeroed: no tag given yet) or as a `Tagged` left it.
+                scratch::TAGGED.take_unzeroed(CHUNK_RECORDS + 1)
             } else {
                 Vec::new()
             },
-            walk: 0,
         }
     }
 
-    /// The tag of the next walk.
+    /// The tag of the next walk, kept as the last given before any entry takes it.
     fn next(&mut self) -> u16 {
-        if self.walk == Tagged::LAST {
+        let last = self.masks[CHUNK_RECORDS];
+        let walk = if last == Tagged::LAST {
             self.masks.fill(0);
-            self.walk = 0;
-        }
-        self.walk += 1;
-        self.walk
+            1
+        } else {
+            last + 1
+        };
+        self.masks[CHUNK_RECORDS] = walk;
+        walk
     }
 }
 
 impl Drop for Tagged {
     fn drop(&mut self) {
-        scratch::MASKS.give(std::mem::take(&mut self.masks));
+        scratch::TAGGED.give(std::mem::take(&mut self.masks));
     }
 }
 
@@ -612,14 +618,19 @@ mod tests {
     }
 
     /// Tags run from 1 to the last that fits beside a group mask; then the masks are cleared
-    /// and tags start again, so an entry left by a walk is never taken for a later walk's.
+    /// and tags start again, so an entry left by a walk is never taken for a later walk's. The
+    /// array, given back and taken again, goes on from the last tag given.
     #[test]
-    fn tags_wrap_around_with_the_masks_cleared() {
-        let mut tagged = Tagged::new(true);
-        assert_eq!(tagged.masks.len(), CHUNK_RECORDS);
+    fn tags_go_on_from_the_last_given_and_wrap_around_with_the_masks_cleared() {
+        let mut tagged = Tagged {
+            masks: vec![0; CHUNK_RECORDS + 1],
+        };
         let first = tagged.next();
         assert_eq!(first, 1);
         tagged.masks[7] = first << GROUP_COUNT | 0b101;
+        let mut tagged = Tagged {
+            masks: std::mem::take(&mut tagged.masks),
+        };
         for expected in 2..=Tagged::LAST {
             assert_eq!(tagged.next(), expected);
         }
@@ -627,6 +638,8 @@ mod tests {
         assert_eq!(tagged.masks[7] >> GROUP_COUNT, 1);
         assert_eq!(tagged.next(), 1);
         assert_eq!(tagged.masks[7], 0);
+        assert_eq!(tagged.masks[CHUNK_RECORDS], 1);
+        assert_eq!(Tagged::new(true).masks.len(), CHUNK_RECORDS + 1);
         assert!(Tagged::new(false).masks.is_empty());
     }
 }
