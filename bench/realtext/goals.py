@@ -31,7 +31,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES = ["standard", "bm25f", "decay", "recency"]
 
-# (name, how the value is computed from a size's medians, the bound, what the bound means)
+# (name, the value computed from a size's medians, the bound it must not exceed)
 GOALS = [
     ("standard p50 ÷ tantivy p50", lambda m: m["standard_p50"] / m["tantivy_p50"], 0.5),
     ("standard p99 ÷ tantivy p99", lambda m: m["standard_p99"] / m["tantivy_p99"], 1.0),
