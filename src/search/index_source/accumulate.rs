@@ -202,8 +202,9 @@ impl SegmentMatch<'_> {
         Ok((coverages, out))
     }
 
-    /// Per token, per group: which of `docs` (candidates, ascending) the token matches there.
-    /// Few records are looked up one by one; many take one pass over each term's postings.
+    /// Per token, per group: which of `docs` (candidates, ascending) the token matches there,
+    /// from one pass over each term's postings (a page's few records are looked up one by one
+    /// in [`SegmentMatch::coverages_and_groups`]).
     pub(super) fn token_groups(&self, docs: &[u32]) -> Result<TokenGroups> {
         if docs.is_empty() {
             return Ok(vec![Default::default(); self.terms.len()]);
@@ -215,15 +216,9 @@ impl SegmentMatch<'_> {
             let mut groups: [RoaringBitmap; GROUP_COUNT] = Default::default();
             for &term in terms {
                 let postings = TermPostings::read(&segment.postings, term)?;
-                if docs.len() <= LOOKUPS {
-                    postings.each_mask(docs, file, |i, mask| {
-                        add_to_groups(&mut groups, docs[i], mask)
-                    })?;
-                } else {
-                    let all = postings.group_records(segment.len(), file)?;
-                    for (group, records) in groups.iter_mut().zip(all) {
-                        *group |= records;
-                    }
+                let all = postings.group_records(segment.len(), file)?;
+                for (group, records) in groups.iter_mut().zip(all) {
+                    *group |= records;
                 }
             }
             out.push(groups);
