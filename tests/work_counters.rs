@@ -88,6 +88,49 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
     assert!(response.results.iter().all(|r| r.matched_tokens.len() == 3));
     assert_eq!(done.coverages, 3, "{done:?}");
 
+    // `decay`'s entity check (SPEC §5.4): a record naming the entity in `entities` holds it
+    // whatever its text says, and the entity facets tell which records do, so no record is
+    // decoded to decide it: not those holding the word (the postings tell), nor those naming
+    // it without the word, nor those doing neither.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("records.jsonl");
+    let mut lines = vec![
+        format!(
+            r#"{{"id":"k1","title":"kubernetes pod restarts","task":"{long}","entities":["Kubernetes"]}}"#
+        ),
+        format!(
+            r#"{{"id":"k2","title":"pod restarts after a deploy","task":"{long}","entities":["KUBERNETES"]}}"#
+        ),
+    ];
+    for i in 0..10 {
+        lines.push(format!(
+            r#"{{"id":"n{i}","title":"pod restarts {i}","task":"{long}","entities":["Docker"]}}"#
+        ));
+    }
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let path = dir.path().join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        ..BuildOptions::default()
+    };
+    Index::build(&path, &options).unwrap();
+    let index = Index::open(&path).unwrap();
+    let mut request = SearchRequest::new("pod");
+    request.set_option("profile", Some("decay")).unwrap();
+    request.set_option("entity", Some("Kubernetes")).unwrap();
+    request.set_option("limit", Some("3")).unwrap();
+    let before = snapshot();
+    let response = index.search(&request).unwrap();
+    let done = snapshot() - before;
+    assert_eq!(response.counts.candidates, 12);
+    let ids: Vec<&str> = response.results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        ids[..2],
+        ["k1", "k2"],
+        "the entity's ×1.3 lifts both: {ids:?}"
+    );
+    assert_eq!(done.records, 0, "{done:?}");
+
     // Nothing counts while no search runs.
     assert_eq!(snapshot() - snapshot(), Work::default());
 }

@@ -6,9 +6,9 @@
 //! sentences from one place of that file — so a record's fields share a topic, as a real
 //! record's do — and spreads them over the ten fields in the shape of `data/`: a short title
 //! cut from a sentence, one task sentence, one to three problems, a solution of two or three
-//! sentences, why it worked, failed attempts and warnings, an applicability sentence, tags and a
-//! project context from a realistic vocabulary, a creation date over three years, salience and
-//! feedback counts.
+//! sentences, why it worked, failed attempts and warnings, an applicability sentence, tags,
+//! entities and a project context from a realistic vocabulary, a creation date over three
+//! years, salience and feedback counts.
 //!
 //! The queries are SciFact's claims (natural-language questions of biomedical text) and the
 //! agent-memory benchmark's queries (pasted errors, failing commands, tasks, questions), in
@@ -192,6 +192,66 @@ const STACKS: &[&str] = &[
 ];
 const TYPES: &[&str] = &["episodic", "semantic", "procedural"];
 
+/// Entities as `data/`'s records name them (tools, services, libraries), most frequent first
+/// (drawn with a Zipf-like skew, one to four a record as in `data/`).
+const ENTITIES: &[&str] = &[
+    "GitHub Actions",
+    "PostgreSQL",
+    "Kubernetes",
+    "Docker",
+    "Python",
+    "Node.js",
+    "TypeScript",
+    "Rust",
+    "React",
+    "tokio",
+    "Terraform",
+    "pip",
+    "pandas",
+    "Redis",
+    "Vite",
+    "npm",
+    "Amazon S3",
+    "Next.js",
+    "nginx",
+    "Linux",
+    "systemd",
+    "Git",
+    "cargo",
+    "pytest",
+    "webpack",
+    "Django",
+    "FastAPI",
+    "SQLite",
+    "MySQL",
+    "Kafka",
+    "gRPC",
+    "OpenSSL",
+    "Bash",
+    "Go",
+    "Gradle",
+    "AWS Lambda",
+    "Helm",
+    "Prometheus",
+    "Grafana",
+    "Elasticsearch",
+    "RabbitMQ",
+    "Celery",
+    "Jest",
+    "ESLint",
+    "glibc",
+    "CMake",
+    "Ubuntu",
+    "Debian",
+    "SciPy",
+    "NumPy",
+];
+
+/// The seed of the entities' own stream, mixed into the records' seed: the entities were added
+/// to the records after the workload's first figures, and drawing them apart leaves every
+/// other field of every record as it was.
+const ENTITY_STREAM: u64 = 0x656e_7469_7469_6573;
+
 /// Sentences in document order.
 pub fn read_sentences(path: &Path) -> io::Result<Vec<String>> {
     let file = std::fs::File::open(path)?;
@@ -204,6 +264,8 @@ pub fn read_sentences(path: &Path) -> io::Result<Vec<String>> {
 /// Generates records from sentences.
 pub struct Generator<'a> {
     rng: Rng,
+    /// The entities' stream (see [`ENTITY_STREAM`]).
+    entity_rng: Rng,
     sentences: &'a [String],
     at: usize,
 }
@@ -213,6 +275,7 @@ impl<'a> Generator<'a> {
     pub fn new(sentences: &'a [String], seed: u64) -> Generator<'a> {
         Generator {
             rng: Rng::new(seed),
+            entity_rng: Rng::new(seed ^ ENTITY_STREAM),
             sentences,
             at: 0,
         }
@@ -258,6 +321,15 @@ impl<'a> Generator<'a> {
             AREAS[self.rng.below(AREAS.len())],
             STACKS[self.rng.below(STACKS.len())]
         );
+        let entity_count = self.entity_rng.between(1, 4);
+        let mut entities: Vec<&str> = (0..entity_count)
+            .map(|_| {
+                let r = (self.entity_rng.unit().powi(2) * ENTITIES.len() as f64) as usize;
+                ENTITIES[r.min(ENTITIES.len() - 1)]
+            })
+            .collect();
+        entities.sort_unstable();
+        entities.dedup();
         let created = self.rng.created_at(1_095);
         let title = self.title();
         let solution = self.list(2, 3).join(" ");
@@ -272,6 +344,7 @@ impl<'a> Generator<'a> {
             "failedAttempts": self.list(0, 2),
             "warnings": self.list(0, 1),
             "tags": tags,
+            "entities": entities,
             "projectContext": context,
             "applicability": self.next(),
             "memoryType": TYPES[self.rng.below(TYPES.len())],

@@ -7,7 +7,8 @@
 //!  "logId": 1311768467294899695,
 //!  "segments": [{"name": "g000003-s0000", "records": 300,
 //!                "files": {"terms.fst": {"len": 1234, "crc": 305419896}, …},
-//!                "groupLengthSums": [300, 2400, 5100, 0, 9000, 600, 450, 0, 120]}]}
+//!                "groupLengthSums": [300, 2400, 5100, 0, 9000, 600, 450, 0, 120],
+//!                "entityFacets": true}]}
 //! ```
 //!
 //! `groupLengthSums[g]` is the sum over the segment's records of the number of tokens of field
@@ -15,6 +16,11 @@
 //! [`FieldGroup::ALL`](crate::schema::FieldGroup::ALL): `bm25f` divides it by the live records
 //! for its average lengths. A manifest written before it existed lacks it; such a segment is
 //! reported damaged (searches scan the records) until the index is rebuilt.
+//!
+//! `entityFacets: true` says the segment's facets hold, per lowercased entity name, the
+//! records naming it (SPEC §5.4's entity check decided without reading them). Absent (false) in
+//! a manifest written before they existed: such a segment has no entity facets, and its entity
+//! checks read the records as they did; a merge keeps them only when every input has them.
 //!
 //! Each file entry records the body length and CRC from that file's footer: opening compares
 //! them in O(1), which catches files swapped in from another index. `logId` is drawn at random
@@ -81,6 +87,14 @@ pub struct SegmentEntry {
         skip_serializing_if = "Option::is_none"
     )]
     pub group_length_sums: Option<[u64; GROUP_COUNT]>,
+    /// Whether its facets hold the records naming each entity (`FACET_ENTITY`); false in a
+    /// manifest written before they existed, when the entity check reads such records.
+    #[serde(
+        default,
+        rename = "entityFacets",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub entity_facets: bool,
 }
 
 /// The current generation of an index.

@@ -8,7 +8,8 @@
 //! <segment>.terms.post          term number → its records, each with a group-mask code and
 //!                               term frequencies (blobs.rs, postings.rs, bitpack.rs)
 //! <segment>.facets.fst          facet key → facet number: tag phrases, memory types,
-//!                               supersedes targets
+//!                               supersedes targets; entity names and the irregular
+//!                               records where the manifest says `entityFacets`
 //! <segment>.facets.post         facet number → roaring bitmap of records
 //! <segment>.ids.fst             record id → record number
 //! <segment>.entities.fst        lowercased entity name → records naming it (dictionary.rs)
@@ -67,6 +68,12 @@ pub const FACET_TAG: &[u8] = b"t\0";
 pub const FACET_TYPE: &[u8] = b"m\0";
 /// Facet key prefix of a `supersedes` target id: the records superseding it.
 pub const FACET_SUPERSEDES: &[u8] = b"s\0";
+/// Facet key prefix of a lowercased entity name: the records naming it in `entities`. Written
+/// since the manifest's `entityFacets` (a segment without it has none).
+pub const FACET_ENTITY: &[u8] = b"e\0";
+/// Facet key of the irregular records: those holding a term outside ASCII or of the longest
+/// length (`Segment::irregular`), absent when there are none. Written with `FACET_ENTITY`.
+pub const FACET_IRREGULAR: &[u8] = b"i\0";
 
 /// File suffixes of a segment.
 pub const SEGMENT_FILES: [&str; 9] = [

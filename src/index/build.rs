@@ -17,12 +17,14 @@ use crate::format::manifest::{FileEntry, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
 use crate::format::store::{train_model, write_store};
-use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::format::{
+    FACET_ENTITY, FACET_IRREGULAR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER,
+};
 use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
-use crate::text::{self, TextAnalyzer};
+use crate::text::{self, TextAnalyzer, MAX_TOKEN_CHARS};
 
 /// Records analyzed (or encoded) in parallel at a time.
 const BATCH_RECORDS: usize = 8192;
@@ -110,6 +112,15 @@ impl RecordTokens {
         &self.text[span.start as usize..span.end as usize]
     }
 
+    /// Whether the record is *irregular*: one of its terms has a character outside ASCII or
+    /// [`MAX_TOKEN_CHARS`] bytes (a run the tokenizer may have cut), so that its terms cannot
+    /// tell that an entity is absent from its text (`Segment::irregular`).
+    pub(crate) fn irregular(&self) -> bool {
+        (self.spans.iter())
+            .map(|span| self.text_of(span))
+            .any(|text| !text.is_ascii() || text.len() >= MAX_TOKEN_CHARS)
+    }
+
     /// The words of the record for pairs.rs: each token that is not CJK, and `None` for a CJK
     /// token and at the end of each value.
     pub(crate) fn words(&self) -> impl Iterator<Item = Option<&str>> + '_ {
@@ -134,6 +145,8 @@ struct RecordTerms {
     group_lengths: [u32; GROUP_COUNT],
     /// Ids of the frequent-word pairs the record holds (pairs.rs), ascending.
     pairs: Vec<u32>,
+    /// [`RecordTokens::irregular`].
+    irregular: bool,
 }
 
 impl RecordTerms {
@@ -182,6 +195,7 @@ fn analyze(tokens: &RecordTokens, frequent: &FrequentWords) -> RecordTerms {
         terms,
         group_lengths: tokens.group_lengths,
         pairs,
+        irregular: tokens.irregular(),
     }
 }
 
@@ -244,6 +258,7 @@ pub(crate) fn write_segment(
         shards,
         group_lengths,
         pair_records,
+        irregular,
     } = inverted;
     let ((terms, store), (small, columns)) = rayon::join(
         || {
@@ -254,7 +269,7 @@ pub(crate) fn write_segment(
         },
         || {
             rayon::join(
-                || write_small_files(&path, records, words, pair_records),
+                || write_small_files(&path, records, words, pair_records, irregular),
                 || write_columns(&path, records, &group_lengths),
             )
         },
@@ -272,6 +287,7 @@ pub(crate) fn write_segment(
                 .map(|(suffix, entry)| (suffix.to_string(), entry))
                 .collect(),
             group_length_sums: Some(group_length_sums),
+            entity_facets: true,
         },
         terms: term_count,
     })
@@ -288,6 +304,8 @@ struct Inverted {
     group_lengths: Vec<[u32; GROUP_COUNT]>,
     /// (pair id, record) of every pair a record holds, as `pair << 32 | record`.
     pair_records: Vec<u64>,
+    /// The irregular records ([`RecordTokens::irregular`]).
+    irregular: RoaringBitmap,
 }
 
 /// Records routed to the shards at a time, in parallel.
@@ -307,6 +325,7 @@ fn invert(
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
     let mut group_lengths = Vec::with_capacity(records.len());
     let mut pair_records: Vec<u64> = Vec::new();
+    let mut irregular = RoaringBitmap::new();
     for (b, batch) in records.chunks(BATCH_RECORDS).enumerate() {
         let tokens: Vec<RecordTokens> = batch
             .par_iter()
@@ -328,6 +347,9 @@ fn invert(
         for (i, record_terms) in analyzed.iter().enumerate() {
             let doc = (first + i) as u32;
             group_lengths.push(record_terms.group_lengths);
+            if record_terms.irregular {
+                irregular.push(doc);
+            }
             pair_records.extend(
                 record_terms
                     .pairs
@@ -370,6 +392,7 @@ fn invert(
         shards,
         group_lengths,
         pair_records,
+        irregular,
     }
 }
 
@@ -428,17 +451,37 @@ fn write_records(
     )])
 }
 
+/// The entity names `record` gives, as the entity dictionary and facets key them: lowercased,
+/// not empty, each once, in order.
+pub(crate) fn entity_names(record: &Record) -> Vec<String> {
+    let mut names: Vec<String> = (record.entities.iter())
+        .map(|e| e.to_lowercase())
+        .filter(|e| !e.is_empty())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// Facets, word pairs, entities, ids: the smaller files.
 fn write_small_files(
     path: &impl Fn(&str) -> FileTarget,
     records: &[SourcedRecord],
     words: &[String],
     mut pair_records: Vec<u64>,
+    irregular: RoaringBitmap,
 ) -> Result<Files> {
     let mut files = Files::new();
-    // Facets: tag phrases, memory types, supersedes targets.
+    // Facets: tag phrases, memory types, supersedes targets, entity names, irregular records.
     let mut facets: BTreeMap<Vec<u8>, RoaringBitmap> = BTreeMap::new();
+    if !irregular.is_empty() {
+        facets.insert(FACET_IRREGULAR.to_vec(), irregular);
+    }
     for (doc, r) in records.iter().enumerate() {
+        for name in entity_names(&r.record) {
+            let key = [FACET_ENTITY, name.as_bytes()].concat();
+            facets.entry(key).or_default().insert(doc as u32);
+        }
         for tag in &r.record.tags {
             let phrase = text::phrase(tag);
             if !phrase.is_empty() {
@@ -499,16 +542,7 @@ fn write_small_files(
     // Entities: lowercased name → the number of records naming it.
     let mut entities: BTreeMap<String, u64> = BTreeMap::new();
     for r in records {
-        let mut names: Vec<String> = r
-            .record
-            .entities
-            .iter()
-            .map(|e| e.to_lowercase())
-            .filter(|e| !e.is_empty())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        for name in names {
+        for name in entity_names(&r.record) {
             *entities.entry(name).or_default() += 1;
         }
     }

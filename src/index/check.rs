@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use roaring::RoaringBitmap;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -24,8 +25,10 @@ use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
 use crate::format::pairs::{PairList, INLINE_MAX};
 use crate::format::postings::{decode_bitmap, TermPostings};
-use crate::format::{FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES};
-use crate::index::build::RecordTokens;
+use crate::format::{
+    FACET_ENTITY, FACET_IRREGULAR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES,
+};
+use crate::index::build::{entity_names, RecordTokens};
 use crate::index::pairs::{FrequentWords, MAX_WORDS};
 use crate::index::segment::{Segment, Store};
 use crate::schema::GROUP_COUNT;
@@ -231,14 +234,17 @@ fn check_segment(
     let mut facet_counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(n as usize);
     let mut record_pairs = Vec::new();
+    // The irregular records, where the segment has entity facets.
+    let mut irregular = RoaringBitmap::new();
     for doc in 0..n {
         let stored = segment.stored(doc)?;
         let record = &stored.record;
         record_pairs.clear();
-        frequent.pairs(
-            RecordTokens::of(record, &analyzer).words(),
-            &mut record_pairs,
-        );
+        let tokens = RecordTokens::of(record, &analyzer);
+        frequent.pairs(tokens.words(), &mut record_pairs);
+        if segment.entity_facets && tokens.irregular() {
+            irregular.push(doc);
+        }
         for &pair in &record_pairs {
             let (count, sum) = implied_pairs.entry(pair).or_default();
             *count += 1;
@@ -251,7 +257,7 @@ fn check_segment(
                 record.id
             ));
         }
-        count_facets(record, &mut facet_counts);
+        count_facets(record, segment.entity_facets, &mut facet_counts);
         if segment.doc_of_id(&record.id)? != Some(doc) {
             report.problems.push(format!(
                 "{}: id {:?} does not map to record {doc}",
@@ -283,15 +289,36 @@ fn check_segment(
             locators.len()
         ));
     }
+    if !irregular.is_empty() {
+        facet_counts.insert(FACET_IRREGULAR.to_vec(), irregular.len());
+    }
     check_facets(&segment, &facet_counts, report)?;
+    if segment.facet(FACET_IRREGULAR)? != irregular {
+        report.problems.push(format!(
+            "{}: the irregular records' facet is not the records whose terms are irregular",
+            segment.facets.file().path().display()
+        ));
+    }
     check_pairs(&segment, &frequent, &implied_pairs, report)?;
     check_postings(&segment.terms, &segment.postings, n, report, true)?;
     check_postings(&segment.facets, &segment.facet_postings, n, report, false)?;
     Ok(ids)
 }
 
-/// The facet keys `record` implies, counted into `facet_counts`.
-fn count_facets(record: &crate::record::Record, facet_counts: &mut BTreeMap<Vec<u8>, u64>) {
+/// The facet keys `record` implies (its entity names where the segment has `entity_facets`),
+/// counted into `facet_counts`.
+fn count_facets(
+    record: &crate::record::Record,
+    entity_facets: bool,
+    facet_counts: &mut BTreeMap<Vec<u8>, u64>,
+) {
+    if entity_facets {
+        for name in entity_names(record) {
+            *facet_counts
+                .entry([FACET_ENTITY, name.as_bytes()].concat())
+                .or_default() += 1;
+        }
+    }
     if let Some(target) = &record.supersedes {
         *facet_counts
             .entry([FACET_SUPERSEDES, target.as_bytes()].concat())

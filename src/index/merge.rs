@@ -15,7 +15,8 @@
 //! - terms: the union of the term dictionaries; a term's postings are those of each input,
 //!   renumbered, encoded again;
 //! - facets, ids, entities: the union of the dictionaries (record sets renumbered, ids and
-//!   locators renumbered, entity counts summed);
+//!   locators renumbered, entity counts summed); the entity facets (names, irregular records)
+//!   only when every input has them (the manifest's `entityFacets`), else none;
 //! - word pairs: the inputs share their frequent words (`BuildShared`), so a pair's records are
 //!   the inputs' records of that pair, renumbered; inputs whose words differ get no pairs in
 //!   the merged segment (pairs only speed phrases up);
@@ -40,6 +41,7 @@ use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{merge_terms, MergePart, TermPostings};
 use crate::format::store::merge_stores;
+use crate::format::{FACET_ENTITY, FACET_IRREGULAR};
 use crate::index::build::WrittenSegment;
 use crate::index::segment::{Segment, Store};
 use crate::schema::GROUP_COUNT;
@@ -80,9 +82,11 @@ pub(crate) fn merge_segments(
         .iter()
         .map(|entry| Segment::open(dir, entry, Store::open(dir, entry)?))
         .collect::<Result<Vec<_>>>()?;
+    let entity_facets = inputs.iter().all(|entry| entry.entity_facets);
     let merger = Merger {
         inputs: &segments,
         bases: &bases,
+        entity_facets,
     };
     // The files are independent: two groups of them are merged at once, so that the serial
     // parts of one (writing, building a dictionary, copying frames) overlap the other's.
@@ -131,6 +135,7 @@ pub(crate) fn merge_segments(
             records: u64::from(records),
             files,
             group_length_sums: Some(group_length_sums),
+            entity_facets,
         },
         terms,
     })
@@ -138,6 +143,8 @@ pub(crate) fn merge_segments(
 
 struct Merger<'a> {
     inputs: &'a [Segment],
+    /// Whether every input has entity facets, which the merged segment then keeps.
+    entity_facets: bool,
     /// Per input, the number of its first record in the merged segment.
     bases: &'a [u32],
 }
@@ -245,6 +252,11 @@ impl Merger<'_> {
             |s| Some(s.facet_postings.file()),
             |batch| {
                 for (key, entries) in batch {
+                    // An input without entity facets would leave its records out of them.
+                    let entity = key.starts_with(FACET_ENTITY) || key == FACET_IRREGULAR;
+                    if entity && !self.entity_facets {
+                        continue;
+                    }
                     let mut merged = RoaringBitmap::new();
                     for &(s, number) in entries {
                         let base = self.bases[s];

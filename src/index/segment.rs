@@ -18,7 +18,7 @@ use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::pairs::{PairHeader, PairList, PairRecords, Partners};
 use crate::format::postings::{decode_bitmap, TermPostings};
 use crate::format::store::StoreFile;
-use crate::format::{FACET_SUPERSEDES, STOP_MARKER};
+use crate::format::{FACET_IRREGULAR, FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
 use crate::text::MAX_TOKEN_CHARS;
 
@@ -131,6 +131,8 @@ pub struct Segment {
     pub(crate) entities: Dictionary,
     /// Per field group, the sum of the records' group lengths (from the manifest).
     pub(crate) group_length_sums: [u64; GROUP_COUNT],
+    /// Whether the facets hold the records naming each entity (the manifest's `entityFacets`).
+    pub(crate) entity_facets: bool,
     /// The records that name a record they supersede (read on first use).
     superseding: OnceLock<RoaringBitmap>,
     /// The pinned records (read from the columns on first use).
@@ -194,6 +196,7 @@ impl Segment {
         Ok(Segment {
             entities: Dictionary::new(open_file(dir, entry, "entities.fst", FileKind::Fst)?),
             group_length_sums,
+            entity_facets: entry.entity_facets,
             name: entry.name.clone(),
             terms: Dictionary::new(open_file(dir, entry, "terms.fst", FileKind::Fst)?),
             postings: BlobFile::open(open_file(dir, entry, "terms.post", FileKind::Postings)?)?,
@@ -304,12 +307,20 @@ impl Segment {
     /// characters surround, so its terms tell that an entity does not occur in it (see
     /// `plain_words` in search/entities.rs).
     ///
-    /// Reading them is a pass over the whole term dictionary, which costs more than the
+    /// A segment with entity facets holds them as one facet, read at the first ask. Without
+    /// them, reading them is a pass over the whole term dictionary, which costs more than the
     /// records one search would otherwise decode: `None` the first time, so that a process
     /// answering one search never pays for it; read the next time and kept.
     pub fn irregular(&self) -> Result<Option<&[u64]>> {
         if let Some(bits) = self.irregular.get() {
             return Ok(Some(bits));
+        }
+        if self.entity_facets {
+            let mut bits = vec![0u64; (self.len() as usize).div_ceil(64)];
+            for doc in self.facet(FACET_IRREGULAR)? {
+                bits[doc as usize / 64] |= 1 << (doc % 64);
+            }
+            return Ok(Some(self.irregular.get_or_init(|| bits)));
         }
         if self.irregular_asked.fetch_add(1, Ordering::Relaxed) == 0 {
             return Ok(None);

@@ -957,6 +957,55 @@ fn check_verifies_group_length_sums_and_an_old_manifest_falls_back_to_the_scan()
     assert_eq!(response.results.len(), 5);
 }
 
+#[test]
+fn entity_facets_are_checked_and_a_manifest_without_them_reads_the_records() {
+    use reliora::internals::format::manifest::Manifest;
+    use reliora::internals::index::check::check;
+
+    let f = fixture(&[
+        json!({"id": "n-1", "title": "kernel panic", "entities": ["Tokio"]}),
+        json!({"id": "n-2", "title": "kernel tokio"}),
+        json!({"id": "n-3", "title": "kernel caf\u{e9}"}),
+        json!({"id": "n-4", "title": "kernel", "entities": ["Docker", "TOKIO"]}),
+        json!({"id": "n-5", "title": "kernel"}),
+    ]);
+    let dir = f.dir.path().join("index");
+    let mut manifest = Manifest::load(&dir).unwrap();
+    assert!(manifest.segments[0].entity_facets);
+    assert!(check(&dir).sound);
+    let named = |f: &Fixture| -> Vec<String> {
+        let response = f.search("kernel", &[("profile", "decay"), ("entity", "tokio")]);
+        let mut ids: Vec<String> = (response.results.iter())
+            .filter(|r| {
+                r.score_breakdown.to_map()["adjustments"]
+                    .to_string()
+                    .contains("entity")
+            })
+            .map(|r| r.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(named(&f), ["n-1", "n-2", "n-4"]);
+
+    // A manifest written before entity facets: its segment has none, so check finds the
+    // facets of this one unexpected, and searches read the records to decide.
+    manifest.segments[0].entity_facets = false;
+    manifest.store(&dir).unwrap();
+    let report = check(&dir);
+    assert!(!report.sound);
+    assert!(
+        report.problems.iter().any(|p| p.contains("facets")),
+        "{:?}",
+        report.problems
+    );
+    let old = Fixture {
+        index: Index::open(&dir).unwrap(),
+        dir: f.dir,
+    };
+    assert_eq!(named(&old), ["n-1", "n-2", "n-4"]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // SPEC 6.3–6.5: supersession after MMR, normalizedScore and min-score per profile.
 

@@ -318,12 +318,14 @@ mod tests {
         Index::open(&path).unwrap()
     }
 
-    /// A segment's irregular records are read the second time they are asked for, and hold
-    /// the records with a non-ASCII term or a term of 64 characters (stop words included);
-    /// until then the postings decide no entity check. After, they decide it for every other
-    /// record where an entity is one plain word, or a record lacks a word of each entity.
+    /// A segment's irregular records hold the records with a non-ASCII term or a term of 64
+    /// characters (stop words included); they are one of its facets, read at the first ask,
+    /// and decide with the postings the entity check of every other record where an entity is
+    /// one plain word, or a record lacks a word of each entity. A segment without entity
+    /// facets (its manifest written before them) reads them from its dictionary the second
+    /// time they are asked for, and until then the postings decide no entity check.
     #[test]
-    fn irregular_records_are_read_when_asked_twice() {
+    fn irregular_records_decide_with_the_postings() {
         let dir = tempfile::tempdir().unwrap();
         let long = "b".repeat(70);
         let lines: Vec<String> = [
@@ -338,29 +340,44 @@ mod tests {
         .enumerate()
         .map(|(i, task)| format!(r#"{{"id":"r{i}","task":"{task}"}}"#))
         .collect();
-        let index = built(dir.path(), &lines, None);
-        let source = IndexSource::new(&index);
         let docs: Vec<DocRef> = (0..6).map(|doc| DocRef { segment: 0, doc }).collect();
-        let checks = |entities: &[&str]| {
-            let entities: Vec<String> = entities.iter().map(|e| e.to_string()).collect();
-            source.entity_checks(&docs, &entities).unwrap()
-        };
-        let segment = &index.segments()[0];
-        assert_eq!(checks(&["Kafka"]), [None; 6]);
-        let irregular = segment.irregular().unwrap().unwrap();
-        assert_eq!(irregular, [0b001110]);
         let (no, yes) = (Some(false), Some(true));
-        assert_eq!(checks(&["Kafka"]), [no, None, None, None, no, no]);
-        assert_eq!(checks(&["Tokio"]), [no, None, None, None, yes, no]);
-        // Two words held apart do not make the entity occur; one missing tells it does not.
-        assert_eq!(checks(&["Plain Words"]), [None, None, None, None, no, no]);
-        // "c" is the plain word of "C++", which "c and d" does not hold.
-        assert_eq!(checks(&["C++"]), [no, None, None, None, no, None]);
-        // One entity found decides; one with no plain words leaves the rest to reading.
-        assert_eq!(
-            checks(&["Tokio", "++"]),
-            [None, None, None, None, yes, None]
-        );
+        let checks = |index: &Index, entities: &[&str]| {
+            let entities: Vec<String> = entities.iter().map(|e| e.to_string()).collect();
+            IndexSource::new(index)
+                .entity_checks(&docs, &entities)
+                .unwrap()
+        };
+        let decided = |index: &Index| {
+            assert_eq!(checks(index, &["Kafka"]), [no, None, None, None, no, no]);
+            assert_eq!(checks(index, &["Tokio"]), [no, None, None, None, yes, no]);
+            // Two words held apart do not make the entity occur; one missing tells it does not.
+            assert_eq!(
+                checks(index, &["Plain Words"]),
+                [None, None, None, None, no, no]
+            );
+            // "c" is the plain word of "C++", which "c and d" does not hold.
+            assert_eq!(checks(index, &["C++"]), [no, None, None, None, no, None]);
+            // One entity found decides; one with no plain words leaves the rest to reading.
+            assert_eq!(
+                checks(index, &["Tokio", "++"]),
+                [None, None, None, None, yes, None]
+            );
+            assert_eq!(
+                index.segments()[0].irregular().unwrap().unwrap(),
+                [0b001110]
+            );
+        };
+        let index = built(dir.path(), &lines, None);
+        decided(&index);
+
+        let path = dir.path().join("index");
+        let mut manifest = crate::format::manifest::Manifest::load(&path).unwrap();
+        manifest.segments[0].entity_facets = false;
+        manifest.store(&path).unwrap();
+        let old = Index::open(&path).unwrap();
+        assert_eq!(checks(&old, &["Kafka"]), [None; 6]);
+        decided(&old);
     }
 
     /// Records decoded for phrase checks are kept within the byte budget: large records past

@@ -11,7 +11,7 @@ use crate::format::bitpack::bit_set;
 use crate::format::file::IndexFile;
 use crate::format::pairs::PairRecords;
 use crate::format::postings::TermPostings;
-use crate::format::{FACET_TAG, FACET_TYPE, STOP_MARKER};
+use crate::format::{FACET_ENTITY, FACET_TAG, FACET_TYPE, STOP_MARKER};
 use crate::index::segment::Segment;
 use crate::index::Index;
 use crate::schema::{FieldGroup, GROUP_COUNT};
@@ -74,8 +74,9 @@ fn exact_terms(segment: &Segment, key: &[u8], stop: bool, terms: &mut Vec<u64>) 
 /// - an entity that is one plain word (`plain_words` gives it back whole) occurs in it exactly
 ///   when it holds that word as a term;
 /// - none occurs when, for each entity, it lacks one of its
-///   [`plain_words`](entities::plain_words) as a term and no record of the segment names the
-///   entity (in `entities`, which the terms do not hold).
+///   [`plain_words`](entities::plain_words) as a term and does not name the entity (in
+///   `entities`, which the terms do not hold): the segment's entity facets tell which records
+///   name it; a segment written before them tells only that no record of it does.
 ///
 /// All `None` with stemming (a term is then a stem) and in a segment whose irregular records
 /// are not read yet.
@@ -123,9 +124,10 @@ pub(super) fn entity_checks(
 }
 
 /// What the postings of `segment` tell of the entities (`needles`, lowercased, with their
-/// plain `words`) in each of its regular `records` (ascending): `Some(true)`
-/// where it holds an entity that is one plain word, `Some(false)` where it lacks a word of
-/// each entity and no record of the segment names one, `None` otherwise.
+/// plain `words`) in each of its regular `records` (ascending): `Some(true)` where it names an
+/// entity (its entity facet holds it) or holds an entity that is one plain word; `Some(false)`
+/// where it lacks a word of each entity and names none; `None` otherwise. A segment without
+/// entity facets tells that it names none only where no record of it names one.
 fn told(
     segment: &Segment,
     records: &[u32],
@@ -135,16 +137,23 @@ fn told(
     let mut occurs = vec![false; records.len()];
     // Holding every plain word of some entity.
     let mut maybe = vec![false; records.len()];
-    // Whether lacking a word of each entity shows that none occurs.
+    // Whether lacking a word of each entity (and naming none) shows that none occurs.
     let mut absence_tells = true;
     for (needle, words) in needles.iter().zip(words) {
+        if segment.entity_facets {
+            let naming = segment.facet(&[FACET_ENTITY, needle.as_bytes()].concat())?;
+            if !naming.is_empty() {
+                for (occurs, &doc) in occurs.iter_mut().zip(records) {
+                    *occurs |= naming.contains(doc);
+                }
+            }
+        } else if segment.entities.get(needle.as_bytes())?.is_some() {
+            absence_tells = false;
+        }
         let Some(words) = words else {
             absence_tells = false;
             continue;
         };
-        if segment.entities.get(needle.as_bytes())?.is_some() {
-            absence_tells = false;
-        }
         let whole = words.len() == 1 && words[0] == needle.as_str();
         for (i, holds) in holding_every(segment, words, records)?
             .into_iter()
