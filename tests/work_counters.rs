@@ -9,7 +9,6 @@ use reliora::{BuildOptions, Index, SearchRequest};
 #[test]
 fn a_search_counts_the_terms_phrases_and_records_it_read() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("records.jsonl");
     // Long enough that a head is less than the whole record.
     let long = "the rest of the story goes on for a while ".repeat(20);
     let mut lines = vec![
@@ -35,14 +34,7 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
     lines.push(format!(
         r#"{{"id":"w3","title":"ivory and a tusk of a walrus","task":"{long}"}}"#
     ));
-    std::fs::write(&input, lines.join("\n")).unwrap();
-    let path = dir.path().join("index");
-    let options = BuildOptions {
-        inputs: vec![input],
-        ..BuildOptions::default()
-    };
-    Index::build(&path, &options).unwrap();
-    let index = Index::open(&path).unwrap();
+    let index = built(dir.path(), &lines);
 
     let mut request = SearchRequest::new("queue timeout error");
     request.set_option("limit", Some("3")).unwrap();
@@ -93,7 +85,6 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
     // decoded to decide it: not those holding the word (the postings tell), nor those naming
     // it without the word, nor those doing neither.
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("records.jsonl");
     let mut lines = vec![
         format!(
             r#"{{"id":"k1","title":"kubernetes pod restarts","task":"{long}","entities":["Kubernetes"]}}"#
@@ -107,14 +98,7 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
             r#"{{"id":"n{i}","title":"pod restarts {i}","task":"{long}","entities":["Docker"]}}"#
         ));
     }
-    std::fs::write(&input, lines.join("\n")).unwrap();
-    let path = dir.path().join("index");
-    let options = BuildOptions {
-        inputs: vec![input],
-        ..BuildOptions::default()
-    };
-    Index::build(&path, &options).unwrap();
-    let index = Index::open(&path).unwrap();
+    let index = built(dir.path(), &lines);
     let mut request = SearchRequest::new("pod");
     request.set_option("profile", Some("decay")).unwrap();
     request.set_option("entity", Some("Kubernetes")).unwrap();
@@ -133,4 +117,17 @@ fn a_search_counts_the_terms_phrases_and_records_it_read() {
 
     // Nothing counts while no search runs.
     assert_eq!(snapshot() - snapshot(), Work::default());
+}
+
+/// The index of the JSON Lines `lines`, built in `dir` and opened.
+fn built(dir: &std::path::Path, lines: &[String]) -> Index {
+    let input = dir.join("records.jsonl");
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let path = dir.join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        ..BuildOptions::default()
+    };
+    Index::build(&path, &options).unwrap();
+    Index::open(&path).unwrap()
 }

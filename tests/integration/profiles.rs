@@ -11,6 +11,8 @@ use reliora::{search_federated, BuildOptions, ErrorCode, Index, SearchRequest, S
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+use crate::support::entity_adjusted;
+
 /// The reference time of every search.
 const NOW: &str = "2026-01-01T00:00:00Z";
 
@@ -973,18 +975,8 @@ fn entity_facets_are_checked_and_a_manifest_without_them_reads_the_records() {
     let mut manifest = Manifest::load(&dir).unwrap();
     assert!(manifest.segments[0].entity_facets);
     assert!(check(&dir).sound);
-    let named = |f: &Fixture| -> Vec<String> {
-        let response = f.search("kernel", &[("profile", "decay"), ("entity", "tokio")]);
-        let mut ids: Vec<String> = (response.results.iter())
-            .filter(|r| {
-                r.score_breakdown.to_map()["adjustments"]
-                    .to_string()
-                    .contains("entity")
-            })
-            .map(|r| r.id.clone())
-            .collect();
-        ids.sort();
-        ids
+    let named = |f: &Fixture| {
+        entity_adjusted(&f.search("kernel", &[("profile", "decay"), ("entity", "tokio")]))
     };
     assert_eq!(named(&f), ["n-1", "n-2", "n-4"]);
 

@@ -9,6 +9,8 @@ use proptest::test_runner::TestCaseResult;
 use reliora::handle::writer;
 use reliora::{BuildOptions, Index, Outcome, SearchRequest, SearchResponse};
 
+use crate::support::entity_adjusted;
+
 /// A small vocabulary with prefix relations, stop words, CJK and non-ASCII words, so random
 /// records and queries collide often.
 const WORDS: &[&str] = &[
@@ -668,19 +670,7 @@ fn decays_entity_check_from_the_postings_answers_as_a_scan() {
     let with_entity = |index: &Index, entity: &str| -> Vec<String> {
         let options = [("profile", "decay"), ("entity", entity), ("limit", "50")];
         answers_as_a_scan(index, "pool", &options).unwrap();
-        let response = index.search(&request("pool", &options)).unwrap();
-        let mut ids: Vec<String> = response
-            .results
-            .iter()
-            .filter(|r| {
-                r.score_breakdown.to_map()["adjustments"]
-                    .to_string()
-                    .contains("entity")
-            })
-            .map(|r| r.id.clone())
-            .collect();
-        ids.sort();
-        ids
+        entity_adjusted(&index.search(&request("pool", &options)).unwrap())
     };
     for (records, layout) in [(&plain, Layout::One), (&naming, Layout::Segments(1))] {
         let dir = tempfile::tempdir().unwrap();

@@ -431,3 +431,18 @@ pub fn tempdir() -> tempfile::TempDir {
 pub fn join(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
+
+/// The ids of the results whose score the `entity` adjustment changed (a query entity occurs in
+/// them, SPEC §5.4), sorted.
+pub fn entity_adjusted(response: &reliora::SearchResponse) -> Vec<String> {
+    let mut ids: Vec<String> = (response.results.iter())
+        .filter(|r| {
+            r.score_breakdown.to_map()["adjustments"]
+                .to_string()
+                .contains("entity")
+        })
+        .map(|r| r.id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
