@@ -168,6 +168,7 @@ fn kind_of(name: &str) -> Option<FileKind> {
         "terms.post" | "facets.post" | "pairs" => FileKind::Postings,
         "store" => FileKind::Store,
         "columns" => FileKind::Columns,
+        "prefixes" => FileKind::Prefixes,
         _ => return None,
     })
 }

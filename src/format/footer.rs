@@ -49,6 +49,8 @@ pub enum FileKind {
     Store,
     /// The per-record columns.
     Columns,
+    /// The fingerprints of the records' MMR content prefixes (prefixes.rs).
+    Prefixes,
 }
 
 impl FileKind {
@@ -60,6 +62,7 @@ impl FileKind {
             FileKind::Postings => *b"RPST",
             FileKind::Store => *b"RSTO",
             FileKind::Columns => *b"RCOL",
+            FileKind::Prefixes => *b"RPFX",
         }
     }
 
@@ -72,6 +75,7 @@ impl FileKind {
             // 3: bit-packed rows, each column at the width its values need (columns/); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
+            FileKind::Prefixes => 1,
             // 3: the word-pair file keeps short record lists in its partners blobs and its words
             // last (pairs.rs); 2: one record set per term with a group-mask code per record
             // (postings.rs); 1 had a bitmap per group. The term and facet postings share the

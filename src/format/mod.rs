@@ -19,6 +19,8 @@
 //! <segment>.columns             per-record values for scoring (columns/)
 //! <segment>.pairs               frequent words, and the records holding each adjacent pair
 //!                               of them (pairs.rs)
+//! <segment>.prefixes            per record, a fingerprint of its MMR content prefix
+//!                               (prefixes.rs); absent in a segment written before it
 //! g<generation>.log             the record log, appended to, never mapped (log.rs); its live
 //!                               records are indexed at open into one more segment held in
 //!                               memory (directory.rs)
@@ -54,6 +56,7 @@ pub mod manifest;
 pub mod mmap;
 pub mod pairs;
 pub mod postings;
+pub mod prefixes;
 pub mod store;
 pub mod wordcode;
 
@@ -74,6 +77,10 @@ pub const FACET_ENTITY: &[u8] = b"e\0";
 /// Facet key of the irregular records: those holding a term outside ASCII or of the longest
 /// length (`Segment::irregular`), absent when there are none. Written with `FACET_ENTITY`.
 pub const FACET_IRREGULAR: &[u8] = b"i\0";
+
+/// File suffixes a segment may have besides [`SEGMENT_FILES`]: read where the manifest lists
+/// them (a segment written before one existed has none).
+pub const OPTIONAL_SEGMENT_FILES: [&str; 1] = ["prefixes"];
 
 /// File suffixes of a segment.
 pub const SEGMENT_FILES: [&str; 9] = [

@@ -16,6 +16,7 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{encode_term, Posting};
+use crate::format::prefixes::{fingerprint, write_prefixes};
 use crate::format::store::{train_model, write_store};
 use crate::format::{
     FACET_ENTITY, FACET_IRREGULAR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, STOP_MARKER,
@@ -24,6 +25,7 @@ use crate::index::pairs::{self, FrequentWords};
 use crate::record::input::SourcedRecord;
 use crate::record::Record;
 use crate::schema::{FieldGroup, GROUP_COUNT};
+use crate::settings::Settings;
 use crate::text::{self, TextAnalyzer, MAX_TOKEN_CHARS};
 
 /// Records analyzed (or encoded) in parallel at a time.
@@ -270,7 +272,11 @@ pub(crate) fn write_segment(
         || {
             rayon::join(
                 || write_small_files(&path, records, words, pair_records, irregular),
-                || write_columns(&path, records, &group_lengths),
+                || {
+                    let mut files = write_columns(&path, records, &group_lengths)?;
+                    files.extend(write_prefix_file(&path, records)?);
+                    Ok::<_, crate::Error>(files)
+                },
             )
         },
     );
@@ -563,6 +569,20 @@ fn write_small_files(
     drop(ids);
 
     Ok(files)
+}
+
+/// The fingerprints of the records' MMR content prefixes, of the default length.
+fn write_prefix_file(
+    path: &impl Fn(&str) -> FileTarget,
+    records: &[SourcedRecord],
+) -> Result<Files> {
+    let chars = Settings::default().mmr.prefix_chars;
+    let fingerprints: Vec<u32> = records
+        .par_iter()
+        .map(|r| fingerprint(&r.record.content_prefix(chars)))
+        .collect();
+    let footer = write_prefixes(path("prefixes"), chars as u32, &fingerprints)?;
+    Ok(vec![("prefixes", footer.into())])
 }
 
 /// The per-record columns.

@@ -2,8 +2,8 @@
 //!
 //! Checked, in order: the manifest (footer, CRC, JSON, file names); every segment file (footer,
 //! length and CRC against the manifest, then the whole body); per segment, that the store, the
-//! columns, the id dictionary, the facets (the word pairs recomputed from the records) and the
-//! postings agree record by record; and the record log (header and log id, every entry's CRC
+//! columns, the id dictionary, the facets (the word pairs recomputed from the records), the
+//! prefix fingerprints (where the segment has them) and the postings agree record by record; and the record log (header and log id, every entry's CRC
 //! and decoding, and that each feedback or delete entry names a record that was live at that
 //! point). A log whose last entry was cut
 //! short by a crash is sound — readers ignore that entry and the next writer removes it — and is
@@ -25,8 +25,10 @@ use crate::format::log::read_log;
 use crate::format::manifest::Manifest;
 use crate::format::pairs::{PairList, INLINE_MAX};
 use crate::format::postings::{decode_bitmap, TermPostings};
+use crate::format::prefixes::fingerprint;
 use crate::format::{
-    FACET_ENTITY, FACET_IRREGULAR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, SEGMENT_FILES,
+    FACET_ENTITY, FACET_IRREGULAR, FACET_SUPERSEDES, FACET_TAG, FACET_TYPE, OPTIONAL_SEGMENT_FILES,
+    SEGMENT_FILES,
 };
 use crate::index::build::{entity_names, RecordTokens};
 use crate::index::pairs::{FrequentWords, MAX_WORDS};
@@ -56,6 +58,7 @@ fn kind_of(suffix: &str) -> FileKind {
         "terms.fst" | "facets.fst" | "ids.fst" | "entities.fst" => FileKind::Fst,
         "terms.post" | "facets.post" | "pairs" => FileKind::Postings,
         "store" => FileKind::Store,
+        "prefixes" => FileKind::Prefixes,
         _ => FileKind::Columns,
     }
 }
@@ -84,7 +87,10 @@ pub fn check(dir: &Path) -> CheckReport {
     let mut segment_ids: Option<HashSet<String>> = Some(HashSet::new());
     for entry in &manifest.segments {
         let mut files_sound = true;
-        for suffix in SEGMENT_FILES {
+        let optional = OPTIONAL_SEGMENT_FILES
+            .into_iter()
+            .filter(|suffix| entry.files.contains_key(*suffix));
+        for suffix in SEGMENT_FILES.into_iter().chain(optional) {
             let path = Manifest::file_path(dir, &entry.name, suffix);
             let outcome = match entry.files.get(suffix) {
                 None => Err(format!(
@@ -258,6 +264,14 @@ fn check_segment(
             ));
         }
         count_facets(record, segment.entity_facets, &mut facet_counts);
+        if let Some(prefixes) = &segment.prefixes {
+            if prefixes.get(doc)? != fingerprint(&record.content_prefix(prefixes.chars())) {
+                report.problems.push(format!(
+                    "{}: record {doc}'s prefix fingerprint is not its prefix's",
+                    prefixes.file().path().display()
+                ));
+            }
+        }
         if segment.doc_of_id(&record.id)? != Some(doc) {
             report.problems.push(format!(
                 "{}: id {:?} does not map to record {doc}",

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::format::fsio;
 use crate::format::manifest::{sync_dir, Manifest, MANIFEST_NAME};
-use crate::format::SEGMENT_FILES;
+use crate::format::{OPTIONAL_SEGMENT_FILES, SEGMENT_FILES};
 
 /// The journal of the generation being written.
 pub const PENDING_NAME: &str = "PENDING";
@@ -45,7 +45,8 @@ pub fn generation_of(name: &str) -> Option<u64> {
     let segment = tail.strip_prefix("-s")?;
     let seg_digits = segment.bytes().take_while(u8::is_ascii_digit).count();
     let suffix = segment[seg_digits..].strip_prefix('.')?;
-    (seg_digits >= 4 && SEGMENT_FILES.contains(&suffix)).then_some(generation)
+    let known = SEGMENT_FILES.contains(&suffix) || OPTIONAL_SEGMENT_FILES.contains(&suffix);
+    (seg_digits >= 4 && known).then_some(generation)
 }
 
 /// Whether `locator` is a position in a record log (`g000003.log@120`): the record was written

@@ -22,7 +22,8 @@
 //!   the merged segment (pairs only speed phrases up);
 //! - the store: frames copied when the inputs share the first one's compression model
 //!   (which one build's segments do), otherwise decompressed and compressed again;
-//! - columns: row by row.
+//! - columns: row by row;
+//! - prefix fingerprints: one input's after another, when every input has them (else none).
 //!
 //! Every byte read from an input is checked as a search would check it (CRCs, bounds).
 
@@ -40,6 +41,7 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{FileEntry, Manifest, SegmentEntry};
 use crate::format::pairs as format_pairs;
 use crate::format::postings::{merge_terms, MergePart, TermPostings};
+use crate::format::prefixes::write_prefixes;
 use crate::format::store::merge_stores;
 use crate::format::{FACET_ENTITY, FACET_IRREGULAR};
 use crate::index::build::WrittenSegment;
@@ -109,12 +111,17 @@ pub(crate) fn merge_segments(
         let stores: Vec<_> = segments.iter().map(|s| s.store.frames()).collect();
         let store = merge_stores(path("store"), &stores)?.into();
         let columns = merger.columns(&path("columns"))?;
-        Ok([
-            ("ids.fst", ids),
-            ("entities.fst", entities),
-            ("store", store),
-            ("columns", columns),
-        ])
+        let prefixes = merger.prefixes(&path("prefixes"))?;
+        let files = [
+            ("ids.fst", Some(ids)),
+            ("entities.fst", Some(entities)),
+            ("store", Some(store)),
+            ("columns", Some(columns)),
+            ("prefixes", prefixes),
+        ];
+        Ok(files
+            .into_iter()
+            .filter_map(|(suffix, entry)| Some((suffix, entry?))))
     };
     let (first, second) = rayon::join(terms_and_pairs, the_rest);
     let (first, terms) = first?;
@@ -239,6 +246,23 @@ impl Merger<'_> {
         let mut blob = Vec::new();
         merge_terms(&parts, &mut blob)?;
         Ok(blob)
+    }
+
+    /// The prefix fingerprints, one input's after another: `None` (no file) unless every input
+    /// has them, of one prefix length.
+    fn prefixes(&self, path: &Path) -> Result<Option<FileEntry>> {
+        let Some(first) = self.inputs.first().and_then(|s| s.prefixes.as_ref()) else {
+            return Ok(None);
+        };
+        let mut fingerprints = Vec::new();
+        for segment in self.inputs {
+            match &segment.prefixes {
+                Some(p) if p.chars() == first.chars() => fingerprints.extend(p.all()?),
+                _ => return Ok(None),
+            }
+        }
+        let footer = write_prefixes(path.into(), first.chars() as u32, &fingerprints)?;
+        Ok(Some(footer.into()))
     }
 
     /// The facet dictionary and record sets.

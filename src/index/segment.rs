@@ -17,6 +17,7 @@ use crate::format::footer::FileKind;
 use crate::format::manifest::{Manifest, SegmentEntry};
 use crate::format::pairs::{PairHeader, PairList, PairRecords, Partners};
 use crate::format::postings::{decode_bitmap, TermPostings};
+use crate::format::prefixes::Prefixes;
 use crate::format::store::StoreFile;
 use crate::format::{FACET_IRREGULAR, FACET_SUPERSEDES, STOP_MARKER};
 use crate::schema::GROUP_COUNT;
@@ -133,6 +134,8 @@ pub struct Segment {
     pub(crate) group_length_sums: [u64; GROUP_COUNT],
     /// Whether the facets hold the records naming each entity (the manifest's `entityFacets`).
     pub(crate) entity_facets: bool,
+    /// The fingerprints of the records' MMR content prefixes, where the manifest lists them.
+    pub(crate) prefixes: Option<Prefixes>,
     /// The records that name a record they supersede (read on first use).
     superseding: OnceLock<RoaringBitmap>,
     /// The pinned records (read from the columns on first use).
@@ -197,6 +200,13 @@ impl Segment {
             entities: Dictionary::new(open_file(dir, entry, "entities.fst", FileKind::Fst)?),
             group_length_sums,
             entity_facets: entry.entity_facets,
+            prefixes: match entry.files.contains_key("prefixes") {
+                true => Some(Prefixes::open(
+                    open_file(dir, entry, "prefixes", FileKind::Prefixes)?,
+                    entry.records,
+                )?),
+                false => None,
+            },
             name: entry.name.clone(),
             terms: Dictionary::new(open_file(dir, entry, "terms.fst", FileKind::Fst)?),
             postings: BlobFile::open(open_file(dir, entry, "terms.post", FileKind::Postings)?)?,

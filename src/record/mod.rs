@@ -278,6 +278,17 @@ impl Record {
         self.content_parts().collect::<Vec<_>>().join("\n")
     }
 
+    /// [`content_prefix`](crate::text::prefix::content_prefix) of the record's content, read
+    /// part by part: the parts are joined by a newline, whitespace, so the content's words are
+    /// the parts' words in order.
+    pub fn content_prefix(&self, chars: usize) -> String {
+        crate::text::prefix::prefix_of_words(
+            self.content_parts().flat_map(str::split_whitespace),
+            chars,
+        )
+        .0
+    }
+
     /// The non-empty searchable texts in SPEC order, which [`Record::content`] joins with
     /// `\n`: read part by part, a record's content is never copied whole.
     pub fn content_parts(&self) -> impl Iterator<Item = &str> + '_ {

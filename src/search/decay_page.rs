@@ -14,11 +14,17 @@
 //! ranking that reading every candidate gives. Ties go by id, as in the full ranking: only
 //! scores strictly above `h` are taken as settled.
 //!
+//! Where the index stores a fingerprint of each record's content prefix (`format/prefixes.rs`)
+//! of the length MMR compares, a read candidate's prefix is its fingerprint: candidates whose
+//! fingerprints differ cannot repeat one another, and only those sharing one are read as text to
+//! tell (see [`duplicates`]).
+//!
 //! Only for a ranking that nothing after it reads beyond the page (no `--explain`, no
 //! `--min-score`, no `--rerank`) and without supersession relations among the candidates,
 //! whose clamps read the whole list (see `pipeline.rs`).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use rayon::prelude::*;
 
@@ -47,33 +53,84 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
         step.settings.mmr.prefix_chars,
         step.settings.mmr.decay_penalty,
     );
-    // What was read of ranked[..read]: the content prefix, when MMR compares them.
-    let mut prefixes: Vec<String> = Vec::with_capacity(ranked.len());
+    // What was read of ranked[..read]: the content prefix (or its fingerprint), when MMR
+    // compares them.
+    let mut prefixes: Vec<Prefix> = Vec::with_capacity(ranked.len());
     let mut batch = limit + limit / 2 + 1;
     loop {
         let read = prefixes.len();
         let unread = ranked.get(read).map(Ranked::upper);
-        if let Some(head) = head(ranked, &prefixes, unread, (limit, mmr, penalty)) {
+        let text = |i: usize| step.content_prefix(ranked[i].hit.doc, chars);
+        let settled = head(ranked, &mut prefixes, unread, (limit, mmr, penalty), text)?;
+        if let Some(head) = settled {
             apply(ranked, head, penalty);
             return Ok(());
         }
         let end = (read + batch).min(ranked.len());
         let more = ranked[read..end]
             .par_iter_mut()
-            .map(|r| -> Result<String> {
+            .map(|r| -> Result<Prefix> {
                 if r.undecided.is_some() {
                     r.decide(step.entity_check(&entities, r.hit.doc)?);
                 }
-                if mmr {
-                    step.content_prefix(r.hit.doc, chars)
-                } else {
-                    Ok(String::new())
+                if !mmr {
+                    return Ok(Prefix::Text(String::new()));
+                }
+                match step.source.prefix_fingerprint(r.hit.doc, chars)? {
+                    Some(fingerprint) => Ok(Prefix::Fingerprint(fingerprint)),
+                    None => step.content_prefix(r.hit.doc, chars).map(Prefix::Text),
                 }
             })
-            .collect::<Result<Vec<String>>>()?;
+            .collect::<Result<Vec<Prefix>>>()?;
         prefixes.extend(more);
         batch = limit.max(1);
     }
+}
+
+/// A read candidate's content prefix as MMR compares it, or the fingerprint of it that the
+/// index stores (equal prefixes have equal fingerprints).
+enum Prefix {
+    Text(String),
+    Fingerprint(u32),
+}
+
+/// For the candidates at `order` (places in `prefixes`, in rank order): whether each one's
+/// prefix equals a higher-ranked one's ([`near_duplicates`]). A fingerprint no other of them
+/// has is no one's duplicate and has none; the others are read as text (`text` of a place),
+/// all of them when some prefix was read as text already (a segment without fingerprints).
+fn duplicates(
+    order: &[usize],
+    prefixes: &mut [Prefix],
+    text: impl Fn(usize) -> Result<String>,
+) -> Result<Vec<bool>> {
+    let mut shared: HashMap<u32, u32> = HashMap::new();
+    let mut texts = false;
+    for &i in order {
+        match prefixes[i] {
+            Prefix::Fingerprint(f) => *shared.entry(f).or_default() += 1,
+            Prefix::Text(_) => texts = true,
+        }
+    }
+    for &i in order {
+        if let Prefix::Fingerprint(f) = prefixes[i] {
+            if texts || shared[&f] > 1 {
+                prefixes[i] = Prefix::Text(text(i)?);
+            }
+        }
+    }
+    let texts: Vec<Option<&str>> = (order.iter())
+        .map(|&i| match &prefixes[i] {
+            Prefix::Text(text) => Some(text.as_str()),
+            Prefix::Fingerprint(_) => None,
+        })
+        .collect();
+    let mut duplicates = vec![false; order.len()];
+    let read: Vec<usize> = (0..order.len()).filter(|&k| texts[k].is_some()).collect();
+    let found = near_duplicates(read.iter().filter_map(|&k| texts[k]));
+    for (k, duplicate) in read.into_iter().zip(found) {
+        duplicates[k] = duplicate;
+    }
+    Ok(duplicates)
 }
 
 /// The settled head, when it holds the page: the read candidates scoring above `unread` (the
@@ -82,10 +139,11 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
 /// of them. When nothing is unread, every candidate.
 fn head(
     ranked: &[Ranked<'_>],
-    prefixes: &[String],
+    prefixes: &mut [Prefix],
     unread: Option<f64>,
     (limit, mmr, penalty): (usize, bool, f64),
-) -> Option<Vec<(usize, bool)>> {
+    text: impl Fn(usize) -> Result<String>,
+) -> Result<Option<Vec<(usize, bool)>>> {
     let above = |score: f64| unread.is_none_or(|h| score > h);
     let mut order: Vec<usize> = (0..prefixes.len())
         .filter(|&i| above(ranked[i].score))
@@ -94,7 +152,7 @@ fn head(
         by_score_then_id(ranked[a].score, ranked[b].score, &ranked[a], &ranked[b])
     });
     let duplicates = if mmr {
-        near_duplicates(order.iter().map(|&i| prefixes[i].as_str()))
+        duplicates(&order, prefixes, text)?
     } else {
         vec![false; order.len()]
     };
@@ -106,7 +164,7 @@ fn head(
             above(ranked[i].score + if duplicate { demoted } else { 0.0 })
         })
         .collect();
-    (unread.is_none() || head.len() >= limit).then_some(head)
+    Ok((unread.is_none() || head.len() >= limit).then_some(head))
 }
 
 /// Demotes the head's near duplicates, keeps only the head and sorts it by its final scores.
@@ -128,4 +186,59 @@ fn apply(ranked: &mut Vec<Ranked<'_>>, head: Vec<(usize, bool)>, penalty: f64) {
 fn by_score_then_id(x: f64, y: f64, a: &Ranked<'_>, b: &Ranked<'_>) -> Ordering {
     y.total_cmp(&x)
         .then_with(|| a.hit.id.as_bytes().cmp(b.hit.id.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn fingerprints_read_the_text_only_where_they_are_shared() {
+        let texts = ["alpha", "beta", "alpha", "gamma", "delta"];
+        let fp = |t: &str| crate::format::prefixes::fingerprint(t);
+        let reads = RefCell::new(Vec::new());
+        let text = |i: usize| -> Result<String> {
+            reads.borrow_mut().push(i);
+            Ok(texts[i].to_string())
+        };
+        // Distinct fingerprints: nothing read, nothing a duplicate.
+        let mut prefixes: Vec<Prefix> = [0, 1, 3]
+            .iter()
+            .map(|&i| Prefix::Fingerprint(fp(texts[i])))
+            .collect();
+        assert_eq!(
+            duplicates(&[0, 1, 2], &mut prefixes, |k| text([0, 1, 3][k])).unwrap(),
+            [false; 3]
+        );
+        assert!(reads.borrow().is_empty());
+        // A shared fingerprint: those two read, the later one a duplicate.
+        let mut prefixes: Vec<Prefix> = texts.iter().map(|t| Prefix::Fingerprint(fp(t))).collect();
+        assert_eq!(
+            duplicates(&[0, 1, 2, 3, 4], &mut prefixes, text).unwrap(),
+            [false, false, true, false, false]
+        );
+        assert_eq!(*reads.borrow(), [0, 2]);
+        // Two prefixes that differ under one fingerprint (a collision): read, not duplicates.
+        reads.borrow_mut().clear();
+        let mut prefixes = vec![Prefix::Fingerprint(7), Prefix::Fingerprint(7)];
+        assert_eq!(
+            duplicates(&[1, 0], &mut prefixes, text).unwrap(),
+            [false, false]
+        );
+        assert_eq!(*reads.borrow(), [1, 0]);
+        // A prefix read as text already (a segment without fingerprints): every one is read.
+        reads.borrow_mut().clear();
+        let mut prefixes = vec![
+            Prefix::Text("alpha".into()),
+            Prefix::Fingerprint(fp("beta")),
+            Prefix::Fingerprint(fp("alpha")),
+        ];
+        let order = [0, 1, 2];
+        assert_eq!(
+            duplicates(&order, &mut prefixes, |i| text([0, 1, 2][i])).unwrap(),
+            [false, false, true]
+        );
+        assert_eq!(*reads.borrow(), [1, 2]);
+    }
 }

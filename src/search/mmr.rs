@@ -16,26 +16,13 @@ use std::collections::HashSet;
 
 use crate::format::codec::StoredHead;
 use crate::record::Record;
+use crate::text::prefix::prefix_of_words;
 
-/// The content as MMR compares it: `str::to_lowercase`, runs of `char::is_whitespace`
-/// collapsed to one space, trimmed, then its first `chars` characters.
-///
-/// Lowercased word by word, so that a long content is lowercased only as far as its prefix: a
-/// word lowercases alone as it does within the text, since no character lowercases to or from
-/// whitespace and the one rule that looks at a character's neighbours (a final capital sigma)
-/// stops at whitespace.
-pub fn content_prefix(content: &str, chars: usize) -> String {
-    prefix_of_words(content.split_whitespace(), chars).0
-}
+pub use crate::text::prefix::content_prefix;
 
-/// [`content_prefix`] of a record's content, read part by part: the parts are joined by a
-/// newline, whitespace, so the content's words are the parts' words in order.
+/// [`content_prefix`] of a record's content ([`Record::content_prefix`]).
 pub fn record_prefix(record: &Record, chars: usize) -> String {
-    prefix_of_words(
-        record.content_parts().flat_map(str::split_whitespace),
-        chars,
-    )
-    .0
+    record.content_prefix(chars)
 }
 
 /// [`content_prefix`] of a record from the head of it that was read, when the head holds as
@@ -50,39 +37,6 @@ pub fn head_prefix(head: &StoredHead, chars: usize) -> Option<String> {
 /// bytes [`content_prefix`] reads before it stops, with room for a word that runs past them.
 pub fn head_bytes(chars: usize) -> usize {
     chars.saturating_mul(4).saturating_add(128)
-}
-
-/// [`content_prefix`] of these words, and whether it holds `chars` characters before the
-/// cut: more words would not change it.
-fn prefix_of_words<'w>(words: impl Iterator<Item = &'w str>, chars: usize) -> (String, bool) {
-    let mut out = String::new();
-    let mut count = 0; // the characters of `out`
-    let mut enough = false;
-    for (i, word) in words.enumerate() {
-        if i > 0 {
-            out.push(' ');
-            count += 1;
-        }
-        if word.is_ascii() {
-            // What `to_lowercase` gives an ASCII word, without a string of its own.
-            let start = out.len();
-            out.push_str(word);
-            out[start..].make_ascii_lowercase();
-            count += word.len();
-        } else {
-            let lower = word.to_lowercase();
-            count += lower.chars().count();
-            out.push_str(&lower);
-        }
-        if count >= chars {
-            enough = true;
-            break;
-        }
-    }
-    if let Some((cut, _)) = out.char_indices().nth(chars) {
-        out.truncate(cut);
-    }
-    (out, enough)
 }
 
 /// For prefixes in rank order: whether each equals the prefix of some higher-ranked result

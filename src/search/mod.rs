@@ -137,6 +137,12 @@ pub(crate) trait Source: Sync {
         let _ = content_bytes;
         self.stored(doc).map(|stored| StoredHead::of(&stored))
     }
+    /// The fingerprint of the content prefix of `chars` characters of the record at `doc`
+    /// (SPEC §6.2; `format/prefixes.rs`), where the source stores one of that length.
+    fn prefix_fingerprint(&self, doc: DocRef, chars: usize) -> Result<Option<u32>> {
+        let _ = (doc, chars);
+        Ok(None)
+    }
     /// The live record with this id.
     fn find(&self, id: &str) -> Result<Option<DocRef>>;
     /// Whether `phrase` occurs in the stored text of `doc` (SPEC §4), for hits whose phrase

@@ -38,6 +38,7 @@
 
 mod cjk;
 mod normalize;
+pub mod prefix;
 mod segment;
 mod stopwords;
 

@@ -856,7 +856,11 @@ fn a_build_in_spills_merges_into_the_segment_a_build_at_once_writes() {
         files
     };
     let one = files("one");
-    assert_eq!(one.len(), 9, "every file of a segment");
+    assert_eq!(
+        one.len(),
+        10,
+        "every file of a segment, its prefix fingerprints too"
+    );
     for ((suffix, a), (_, b)) in one.iter().zip(&files("spilled")) {
         assert!(a == b, "{suffix} differs from the one written at once");
     }

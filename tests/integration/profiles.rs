@@ -998,6 +998,85 @@ fn entity_facets_are_checked_and_a_manifest_without_them_reads_the_records() {
     assert_eq!(named(&old), ["n-1", "n-2", "n-4"]);
 }
 
+#[test]
+fn prefix_fingerprints_are_merged_checked_and_optional() {
+    use reliora::internals::format::manifest::{FileEntry, Manifest};
+    use reliora::internals::format::prefixes::write_prefixes;
+    use reliora::internals::index::check::check;
+
+    // Near duplicates (the same content but for case and spaces) spread over three spills.
+    let records: Vec<Value> = (0..9)
+        .map(|i| match i % 3 {
+            0 => json!({"id": format!("d-{i}"), "title": "Kernel panic at boot", "task": "reboot"}),
+            1 => {
+                json!({"id": format!("d-{i}"), "title": "kernel  PANIC at boot", "task": "reboot"})
+            }
+            _ => json!({"id": format!("d-{i}"), "title": format!("kernel panic {i}")}),
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("records.jsonl");
+    let lines: Vec<String> = records.iter().map(Value::to_string).collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let path = dir.path().join("index");
+    let options = BuildOptions {
+        inputs: vec![input],
+        spill_records: 3,
+        ..BuildOptions::default()
+    };
+    Index::build(&path, &options).unwrap();
+    let mut manifest = Manifest::load(&path).unwrap();
+    assert_eq!(
+        manifest.segments.len(),
+        1,
+        "the spills merged into one segment"
+    );
+    assert!(manifest.segments[0].files.contains_key("prefixes"));
+    // `check` recomputes every record's fingerprint: the merge kept each with its record.
+    assert!(check(&path).sound, "{:?}", check(&path).problems);
+
+    let demoted = |index: &Index| -> Vec<String> {
+        let request = request("kernel panic", &[("profile", "decay")]).unwrap();
+        let response = index.search(&request).unwrap();
+        let mut ids: Vec<String> = (response.results.iter())
+            .filter(|r| r.score_breakdown.to_map().contains_key("mmr"))
+            .map(|r| r.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    // Of the six records sharing a prefix, all but the best-ranked one are demoted.
+    let with = demoted(&Index::open(&path).unwrap());
+    assert_eq!(with.len(), 5, "{with:?}");
+
+    // A segment written before the file existed has none: the prefixes are read, the same
+    // records demoted, and `check` finds nothing missing.
+    let entry = manifest.segments[0].files.remove("prefixes").unwrap();
+    manifest.store(&path).unwrap();
+    assert_eq!(demoted(&Index::open(&path).unwrap()), with);
+    assert!(check(&path).sound);
+
+    // Fingerprints that are not the records' are reported.
+    let file = Manifest::file_path(&path, &manifest.segments[0].name, "prefixes");
+    std::fs::remove_file(&file).unwrap();
+    let footer = write_prefixes(file.as_path().into(), 100, &[0; 9]).unwrap();
+    assert_ne!(FileEntry::from(footer), entry);
+    manifest.segments[0]
+        .files
+        .insert("prefixes".into(), FileEntry::from(footer));
+    manifest.store(&path).unwrap();
+    let report = check(&path);
+    assert!(!report.sound);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("prefix fingerprint")),
+        "{:?}",
+        report.problems
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // SPEC 6.3–6.5: supersession after MMR, normalizedScore and min-score per profile.
 

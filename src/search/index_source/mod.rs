@@ -120,6 +120,13 @@ impl Source for IndexSource<'_> {
         self.index.find(id)
     }
 
+    fn prefix_fingerprint(&self, doc: DocRef, chars: usize) -> Result<Option<u32>> {
+        match &self.index.segments()[doc.segment as usize].prefixes {
+            Some(prefixes) if prefixes.chars() == chars => prefixes.get(doc.doc).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     fn verify_phrase(&self, doc: DocRef, phrase: &str) -> Result<bool> {
         crate::work::phrase_checked();
         Ok(matching::record_has_phrase(
