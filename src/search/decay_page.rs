@@ -74,11 +74,11 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
                     r.decide(step.entity_check(&entities, r.hit.doc)?);
                 }
                 if !mmr {
-                    return Ok(Prefix::Text(String::new()));
+                    return Ok(Prefix::text(String::new()));
                 }
                 match step.source.prefix_fingerprint(r.hit.doc, chars)? {
                     Some(fingerprint) => Ok(Prefix::Fingerprint(fingerprint)),
-                    None => step.content_prefix(r.hit.doc, chars).map(Prefix::Text),
+                    None => step.content_prefix(r.hit.doc, chars).map(Prefix::text),
                 }
             })
             .collect::<Result<Vec<Prefix>>>()?;
@@ -90,37 +90,61 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
 /// A read candidate's content prefix as MMR compares it, or the fingerprint of it that the
 /// index stores (equal prefixes have equal fingerprints).
 enum Prefix {
-    Text(String),
     Fingerprint(u32),
+    /// The prefix read, with its fingerprint where it was read for one.
+    Text {
+        text: String,
+        fingerprint: Option<u32>,
+    },
+}
+
+impl Prefix {
+    /// A prefix read where no fingerprint stands for it (a segment without them).
+    fn text(text: String) -> Prefix {
+        Prefix::Text {
+            text,
+            fingerprint: None,
+        }
+    }
 }
 
 /// For the candidates at `order` (places in `prefixes`, in rank order): whether each one's
 /// prefix equals a higher-ranked one's ([`near_duplicates`]). A fingerprint no other of them
 /// has is no one's duplicate and has none; the others are read as text (`text` of a place),
-/// all of them when some prefix was read as text already (a segment without fingerprints).
+/// and all of them when a prefix without a fingerprint is among them (a segment without
+/// fingerprints).
 fn duplicates(
     order: &[usize],
     prefixes: &mut [Prefix],
     text: impl Fn(usize) -> Result<String>,
 ) -> Result<Vec<bool>> {
     let mut shared: HashMap<u32, u32> = HashMap::new();
-    let mut texts = false;
+    let mut unfingerprinted = false;
     for &i in order {
         match prefixes[i] {
-            Prefix::Fingerprint(f) => *shared.entry(f).or_default() += 1,
-            Prefix::Text(_) => texts = true,
+            Prefix::Fingerprint(f)
+            | Prefix::Text {
+                fingerprint: Some(f),
+                ..
+            } => *shared.entry(f).or_default() += 1,
+            Prefix::Text {
+                fingerprint: None, ..
+            } => unfingerprinted = true,
         }
     }
     for &i in order {
         if let Prefix::Fingerprint(f) = prefixes[i] {
-            if texts || shared[&f] > 1 {
-                prefixes[i] = Prefix::Text(text(i)?);
+            if unfingerprinted || shared[&f] > 1 {
+                prefixes[i] = Prefix::Text {
+                    text: text(i)?,
+                    fingerprint: Some(f),
+                };
             }
         }
     }
     let texts: Vec<Option<&str>> = (order.iter())
         .map(|&i| match &prefixes[i] {
-            Prefix::Text(text) => Some(text.as_str()),
+            Prefix::Text { text, .. } => Some(text.as_str()),
             Prefix::Fingerprint(_) => None,
         })
         .collect();
@@ -193,6 +217,22 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
+    /// The prefixes of `texts` after a call read the pair sharing a fingerprint.
+    fn prefixes_after_a_pair() -> Vec<Prefix> {
+        let fp = crate::format::prefixes::fingerprint;
+        let read = |t: &str| Prefix::Text {
+            text: t.to_string(),
+            fingerprint: Some(fp(t)),
+        };
+        vec![
+            read("alpha"),
+            Prefix::Fingerprint(fp("beta")),
+            read("alpha"),
+            Prefix::Fingerprint(fp("gamma")),
+            Prefix::Fingerprint(fp("delta")),
+        ]
+    }
+
     #[test]
     fn fingerprints_read_the_text_only_where_they_are_shared() {
         let texts = ["alpha", "beta", "alpha", "gamma", "delta"];
@@ -227,10 +267,19 @@ mod tests {
             [false, false]
         );
         assert_eq!(*reads.borrow(), [1, 0]);
-        // A prefix read as text already (a segment without fingerprints): every one is read.
+        // Read for a shared fingerprint, a prefix keeps it: fingerprints another call meets
+        // beside it are read only where shared.
+        reads.borrow_mut().clear();
+        let order = [0, 1, 2, 3, 4];
+        assert_eq!(
+            duplicates(&order, &mut prefixes_after_a_pair(), text).unwrap(),
+            [false, false, true, false, false]
+        );
+        assert!(reads.borrow().is_empty(), "{:?}", reads.borrow());
+        // A prefix without a fingerprint (a segment without them): every one is read.
         reads.borrow_mut().clear();
         let mut prefixes = vec![
-            Prefix::Text("alpha".into()),
+            Prefix::text("alpha".into()),
             Prefix::Fingerprint(fp("beta")),
             Prefix::Fingerprint(fp("alpha")),
         ];
