@@ -242,6 +242,96 @@ pub fn encode_log_entry(entry: &LogEntry) -> Vec<u8> {
     out
 }
 
+/// The searchable text of a record, borrowed: its `entities`, and the parts of its content
+/// that [`Record::content`] joins with `\n` (the non-empty ones, in
+/// [`Record::content_parts`]' order). What the entity check (SPEC §5.4) reads, taken from a
+/// record or straight from its encoding ([`decode_text`]) without building the record.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RecordText<'a> {
+    pub entities: Vec<&'a str>,
+    pub parts: Vec<&'a str>,
+}
+
+impl<'a> RecordText<'a> {
+    /// The searchable text of `record`.
+    pub fn of(record: &'a Record) -> RecordText<'a> {
+        RecordText {
+            entities: record.entities.iter().map(String::as_str).collect(),
+            parts: record.content_parts().collect(),
+        }
+    }
+}
+
+/// The fields of [`Wire`] up to the last one of the content, borrowed from the encoding; `T`
+/// is the title's type as in [`Wire`].
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+struct WireText<'a, T> {
+    #[serde(borrow)]
+    _locator: &'a str,
+    #[serde(borrow)]
+    _id: &'a str,
+    title: T,
+    #[serde(borrow)]
+    task: Option<&'a str>,
+    #[serde(borrow)]
+    problems: Vec<&'a str>,
+    #[serde(borrow)]
+    solution: Option<&'a str>,
+    #[serde(borrow)]
+    why_it_worked: Option<&'a str>,
+    #[serde(borrow)]
+    failed_attempts: Vec<&'a str>,
+    #[serde(borrow)]
+    warnings: Vec<&'a str>,
+    #[serde(borrow)]
+    tags: Vec<&'a str>,
+    #[serde(borrow)]
+    entities: Vec<&'a str>,
+    #[serde(borrow)]
+    project_context: Option<&'a str>,
+    #[serde(borrow)]
+    applicability: Option<&'a str>,
+}
+
+/// The searchable text of an encoded record ([`RecordText`]), read in place: the fields after
+/// the content are not read, so they are not checked here ([`decode`] checks them).
+pub fn decode_text(bytes: &[u8]) -> Result<RecordText<'_>, String> {
+    fn text<'a, T: Deserialize<'a>>(
+        bytes: &'a [u8],
+        title: fn(T) -> Option<&'a str>,
+    ) -> Result<RecordText<'a>, String> {
+        let (wire, _): (WireText<'a, T>, usize) =
+            bincode::serde::borrow_decode_from_slice(bytes, config())
+                .map_err(|e| format!("record does not decode: {e}"))?;
+        let mut parts = Vec::with_capacity(
+            6 + wire.problems.len()
+                + wire.failed_attempts.len()
+                + wire.warnings.len()
+                + wire.tags.len(),
+        );
+        parts.extend(title(wire.title));
+        parts.extend(wire.task);
+        parts.extend(wire.problems);
+        parts.extend(wire.solution);
+        parts.extend(wire.why_it_worked);
+        parts.extend(wire.failed_attempts);
+        parts.extend(wire.warnings);
+        parts.extend(wire.tags);
+        parts.extend(wire.project_context);
+        parts.extend(wire.applicability);
+        parts.retain(|part| !part.is_empty());
+        Ok(RecordText {
+            entities: wire.entities,
+            parts,
+        })
+    }
+    match bytes.split_first() {
+        Some((&OPTIONAL_TITLE, rest)) => text::<Option<&str>>(rest, |title| title),
+        _ => text::<&str>(bytes, Some),
+    }
+}
+
 /// The start of a stored record: what a result shows of it (locator and title) and the start
 /// of its content, read without decoding the rest.
 #[derive(Debug, Clone, PartialEq)]
@@ -680,6 +770,25 @@ pub(crate) mod tests {
             proptest::prop_assert!(title_end.is_some());
             let last = decode_head(&bytes[..bytes.len() - 1]).unwrap().unwrap();
             proptest::prop_assert!(last.content_complete);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// The text read in place is the whole record's, in both layouts: its entities and its
+        /// content's parts in order; an encoding cut inside it is refused.
+        #[test]
+        fn the_text_read_in_place_is_the_records((record, older) in record_strategy()) {
+            let mut bytes = encode(&record, "records.jsonl:17");
+            if older {
+                bytes = older_layout(&bytes);
+            }
+            let text = decode_text(&bytes).unwrap();
+            proptest::prop_assert_eq!(&text, &RecordText::of(&record));
+            proptest::prop_assert_eq!(text.parts.join("\n"), record.content());
+            let content_end = bytes.len() - 16;
+            proptest::prop_assert!(decode_text(&bytes[..content_end / 2]).is_err());
         }
     }
 

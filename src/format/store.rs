@@ -223,6 +223,25 @@ impl StoreFile {
         })
     }
 
+    /// The codec bytes of record `index` into `out` (cleared first): [`StoreFile::get`] for a
+    /// caller that reads many records into one buffer.
+    pub fn get_into(&self, index: usize, out: &mut Vec<u8>) -> Result<()> {
+        if index >= self.len() {
+            return Err(self
+                .file()
+                .corrupt(format!("record {index} requested of {}", self.len())));
+        }
+        let frame = self.blobs.get(index + 1)?;
+        let model = self.model()?;
+        model
+            .decode_prefix_into(frame, MAX_RECORD_LEN, usize::MAX, out)
+            .map(|_| ())
+            .map_err(|problem| {
+                self.file()
+                    .corrupt(problem.within(format!("record {index}")))
+            })
+    }
+
     /// At least the first `want` codec bytes of record `index` (all of them when fewer), and
     /// whether they are all: CRC-checked, size-checked, decoded as far as that.
     pub fn get_prefix(&self, index: usize, want: usize) -> Result<(Vec<u8>, bool)> {

@@ -576,6 +576,16 @@ impl Index {
         self.segments[doc.segment as usize].stored_head(doc.doc, content_bytes)
     }
 
+    /// Whether `test` holds for the searchable text of the record at `doc`, read in place
+    /// (`Store::test_text`); the log's feedback is not part of it.
+    pub(crate) fn test_text(
+        &self,
+        doc: DocRef,
+        test: &dyn Fn(&crate::format::codec::RecordText<'_>) -> bool,
+    ) -> Result<bool> {
+        self.segments[doc.segment as usize].test_text(doc.doc, test)
+    }
+
     pub(crate) fn stored(&self, doc: DocRef) -> Result<StoredRecord> {
         let mut stored = self.segments[doc.segment as usize].stored(doc.doc)?;
         if let Some(added) = self.overlay.feedback_for(&stored.record.id) {

@@ -1,5 +1,6 @@
 //! One immutable segment opened for reading: its dictionaries, postings, store and columns.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -8,7 +9,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::format::blobs::BlobFile;
-use crate::format::codec::{self, StoredHead, StoredRecord};
+use crate::format::codec::{self, RecordText, StoredHead, StoredRecord};
 use crate::format::columns::Columns;
 use crate::format::dictionary::Dictionary;
 use crate::format::directory::Directory;
@@ -104,6 +105,33 @@ impl Store {
                 .file()
                 .corrupt(format!("record {doc}: {problem}"))
         })
+    }
+
+    /// Whether `test` holds for the searchable text of record `doc` ([`RecordText`]), read
+    /// from its decoded bytes in place: one buffer per thread, no record built.
+    pub fn test_text(&self, doc: u32, test: &dyn Fn(&RecordText<'_>) -> bool) -> Result<bool> {
+        thread_local! {
+            static BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+        }
+        /// A buffer grown past this by a long record is not kept for the next one.
+        const KEPT_BYTES: usize = 64 << 10;
+        crate::work::record_decoded();
+        let mut bytes = BUFFER.take();
+        let read = self
+            .records
+            .get_into(doc as usize, &mut bytes)
+            .and_then(|()| {
+                let text = codec::decode_text(&bytes).map_err(|problem| {
+                    self.records
+                        .file()
+                        .corrupt(format!("record {doc}: {problem}"))
+                })?;
+                Ok(test(&text))
+            });
+        if bytes.capacity() <= KEPT_BYTES {
+            BUFFER.set(bytes);
+        }
+        read
     }
 
     /// The underlying file.
@@ -394,6 +422,11 @@ impl Segment {
     /// Decodes record `doc`.
     pub fn stored(&self, doc: u32) -> Result<StoredRecord> {
         self.store.get(doc)
+    }
+
+    /// Whether `test` holds for the searchable text of record `doc` (see [`Store::test_text`]).
+    pub fn test_text(&self, doc: u32, test: &dyn Fn(&RecordText<'_>) -> bool) -> Result<bool> {
+        self.store.test_text(doc, test)
     }
 
     /// The head of record `doc` (see [`Store::head`]).

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::search::entities::Needles;
 use crate::search::mmr::{demotion, near_duplicates};
 use crate::search::ranking::{Ranked, Step};
 use crate::search::sort_by_score;
@@ -48,6 +49,7 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
     };
     // What the postings decide leaves the upper score exact.
     step.decide_entities_unread(ranked, &entities)?;
+    let needles = Needles::new(&entities);
     ranked.sort_unstable_by(|a, b| by_score_then_id(a.upper(), b.upper(), a, b));
     let (chars, penalty) = (
         step.settings.mmr.prefix_chars,
@@ -56,7 +58,10 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
     // What was read of ranked[..read]: the content prefix (or its fingerprint), when MMR
     // compares them.
     let mut prefixes: Vec<Prefix> = Vec::with_capacity(ranked.len());
-    let mut batch = limit + limit / 2 + 1;
+    // The page and one more, then a third of a page at a time: a read past what the page
+    // needs is wasted, and an undecided candidate's read decodes its whole record (over the
+    // real-text questions at 100k, most pages settle within the first `limit + 1`).
+    let mut batch = limit + 1;
     loop {
         let read = prefixes.len();
         let unread = ranked.get(read).map(Ranked::upper);
@@ -71,7 +76,8 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
             .par_iter_mut()
             .map(|r| -> Result<Prefix> {
                 if r.undecided.is_some() {
-                    r.decide(step.entity_check(&entities, r.hit.doc)?);
+                    let occurs = step.entity_check(&needles, r.hit.doc)?;
+                    step.decide(r, occurs)?;
                 }
                 if !mmr {
                     return Ok(Prefix::text(String::new()));
@@ -83,7 +89,7 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
             })
             .collect::<Result<Vec<Prefix>>>()?;
         prefixes.extend(more);
-        batch = limit.max(1);
+        batch = (limit / 3).max(1);
     }
 }
 

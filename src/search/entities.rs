@@ -200,29 +200,67 @@ pub fn any_occurs_in<'c, P>(
 where
     P: Iterator<Item = &'c str>,
 {
-    let needles: Vec<String> = entities
-        .iter()
-        .map(|e| e.to_lowercase())
-        .filter(|needle| !needle.is_empty())
-        .collect();
-    if needles.is_empty() {
-        return false;
-    }
-    if needles.iter().any(|needle| names(record_entities, needle)) {
-        return true;
-    }
-    let mut parts = parts();
-    if needles.iter().any(|needle| needle.contains('\n')) {
-        let content_lower = parts.collect::<Vec<_>>().join("\n").to_lowercase();
-        return needles
+    Needles::new(entities).occur_in(record_entities, parts)
+}
+
+/// The query's entities as [`any_occurs_in`] looks for them: lowercased, the empty ones
+/// dropped, each with its substring searcher. Made once per query and asked of every
+/// candidate, so that a candidate costs no allocation for them.
+pub struct Needles {
+    needles: Vec<(String, memchr::memmem::Finder<'static>)>,
+    /// Whether a needle holds a newline, and so may span parts.
+    spans_parts: bool,
+}
+
+impl Needles {
+    pub fn new(entities: &[String]) -> Needles {
+        let needles: Vec<(String, memchr::memmem::Finder<'static>)> = entities
             .iter()
-            .any(|needle| in_content(needle, &content_lower));
+            .map(|e| e.to_lowercase())
+            .filter(|needle| !needle.is_empty())
+            .map(|needle| {
+                let finder = memchr::memmem::Finder::new(needle.as_bytes()).into_owned();
+                (needle, finder)
+            })
+            .collect();
+        let spans_parts = needles.iter().any(|(needle, _)| needle.contains('\n'));
+        Needles {
+            needles,
+            spans_parts,
+        }
     }
-    let mut part_lower = String::new();
-    parts.any(|part| {
-        lowercase_into(part, &mut part_lower);
-        needles.iter().any(|needle| in_content(needle, &part_lower))
-    })
+
+    /// Whether there is no needle: no record holds one.
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// Whether one of the needles occurs in a record with these `entities` and these content
+    /// `parts` ([`any_occurs_in`]).
+    pub fn occur_in<'c, E, P>(&self, record_entities: &[E], parts: impl FnOnce() -> P) -> bool
+    where
+        E: AsRef<str>,
+        P: Iterator<Item = &'c str>,
+    {
+        if self.needles.is_empty() {
+            return false;
+        }
+        if (self.needles.iter()).any(|(needle, _)| names(record_entities, needle)) {
+            return true;
+        }
+        let mut parts = parts();
+        if self.spans_parts {
+            let content_lower = parts.collect::<Vec<_>>().join("\n").to_lowercase();
+            return (self.needles.iter())
+                .any(|(needle, finder)| in_content_with(needle, finder, &content_lower));
+        }
+        let mut part_lower = String::new();
+        parts.any(|part| {
+            lowercase_into(part, &mut part_lower);
+            (self.needles.iter())
+                .any(|(needle, finder)| in_content_with(needle, finder, &part_lower))
+        })
+    }
 }
 
 /// `text.to_lowercase()` into `out` (cleared first), without allocating for ASCII text.
@@ -273,21 +311,36 @@ pub fn plain_words(needle: &str) -> Option<Vec<&str>> {
 }
 
 /// Whether one of `record_entities` is `needle` (lowercased) case-insensitively.
-fn names(record_entities: &[String], needle: &str) -> bool {
-    record_entities.iter().any(|e| e.to_lowercase() == needle)
+fn names<E: AsRef<str>>(record_entities: &[E], needle: &str) -> bool {
+    record_entities.iter().any(|e| {
+        let e = e.as_ref();
+        // An ASCII name lowercases to ASCII, byte for byte; `needle` is lowercased already.
+        if e.is_ascii() {
+            e.eq_ignore_ascii_case(needle)
+        } else {
+            e.to_lowercase() == needle
+        }
+    })
 }
 
 /// Whether `needle` (lowercased, not empty) occurs in `content_lower` with no alphanumeric
 /// character just before or after it — or anywhere, when it is all CJK.
 fn in_content(needle: &str, content_lower: &str) -> bool {
+    in_content_with(
+        needle,
+        &memchr::memmem::Finder::new(needle.as_bytes()),
+        content_lower,
+    )
+}
+
+/// [`in_content`] with `needle`'s searcher made already.
+fn in_content_with(needle: &str, finder: &memchr::memmem::Finder<'_>, content_lower: &str) -> bool {
     if needle.chars().all(is_cjk_char) {
         return content_lower.contains(needle);
     }
     let mut from = 0;
     // A match of valid UTF-8 in valid UTF-8 begins and ends on character boundaries.
-    while let Some(found) =
-        memchr::memmem::find(&content_lower.as_bytes()[from..], needle.as_bytes())
-    {
+    while let Some(found) = finder.find(&content_lower.as_bytes()[from..]) {
         let at = from + found;
         let end = at + needle.len();
         let before = content_lower[..at].chars().next_back();

@@ -46,7 +46,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
 use crate::error::Result;
-use crate::format::codec::{StoredHead, StoredRecord};
+use crate::format::codec::{RecordText, StoredHead, StoredRecord};
 use crate::record::Feedback;
 use crate::schema::GROUP_COUNT;
 use crate::settings::{Bm25fSettings, RecencySettings, Settings};
@@ -130,6 +130,12 @@ pub(crate) trait Source: Sync {
     fn warm(&self, _done: &std::sync::atomic::AtomicBool) {}
     /// The stored record at `doc`.
     fn stored(&self, doc: DocRef) -> Result<StoredRecord>;
+    /// Whether `test` holds for the searchable text of the stored record at `doc`, read
+    /// without building the record where the source can.
+    fn test_text(&self, doc: DocRef, test: &dyn Fn(&RecordText<'_>) -> bool) -> Result<bool> {
+        let stored = self.stored(doc)?;
+        Ok(test(&RecordText::of(&stored.record)))
+    }
     /// The head of the stored record at `doc` — locator, title, and at least `content_bytes`
     /// bytes of its content (or all of it) — read without decoding more than that takes
     /// where the source can.

@@ -12,10 +12,9 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::format::codec::StoredRecord;
 use crate::schema::GROUP_COUNT;
 use crate::search::decoded::Decoded;
-use crate::search::entities::{any_occurs_in, query_entities};
+use crate::search::entities::{query_entities, Needles};
 use crate::search::mmr::{demotion, head_bytes, head_prefix, near_duplicates, record_prefix};
 use crate::search::profiles::age_days;
 use crate::search::profiles::bm25f::{self, idf, term_weight};
@@ -25,7 +24,7 @@ use crate::search::profiles::rerank::{Features, RerankWeights};
 use crate::search::query::PreparedQuery;
 use crate::search::request::{Profile, SearchRequest};
 use crate::search::standard::{self, MatchLevel, Relevance};
-use crate::search::{sort_by_score, DocRef, Hit, Source};
+use crate::search::{sort_by_score, DocRef, Hit, RecordValues, Source};
 use crate::settings::{Bm25fVariant, Settings};
 
 /// What the profile computed for a candidate, for its breakdown.
@@ -64,7 +63,17 @@ pub(crate) struct Ranked<'a> {
     /// Decay's score if some query entity occurs in the record, while the entity check (which
     /// reads the record's text) has not been made; `score` and `detail` are the score if none
     /// does. `None` once decided, or when the check cannot change the score.
-    pub undecided: Option<Box<DecayBreakdown>>,
+    pub undecided: Option<Undecided>,
+}
+
+/// What an undecided entity check leaves of the score it would give ([`Ranked::undecided`]):
+/// the score, and the best relevance it was computed against, from which [`Step::decide`]
+/// computes its breakdown when some entity occurs. The breakdown itself is not kept: most
+/// candidates never reach the page, and a breakdown costs allocations.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Undecided {
+    pub score: f64,
+    r_max: f64,
 }
 
 impl<'a> Ranked<'a> {
@@ -89,16 +98,6 @@ impl<'a> Ranked<'a> {
         match &self.undecided {
             Some(with) => self.score.max(with.score),
             None => self.score,
-        }
-    }
-
-    /// Settles an undecided entity check: whether some query entity occurs in the record.
-    pub fn decide(&mut self, entity_occurs: bool) {
-        if let Some(with) = self.undecided.take() {
-            if entity_occurs {
-                self.score = with.score;
-                self.detail = Detail::Decay(with);
-            }
         }
     }
 
@@ -193,32 +192,57 @@ impl Step<'_> {
         let entities = self.query_entities()?;
         ranked.par_iter_mut().try_for_each(|r| -> Result<()> {
             let values = self.source.values(r.hit.doc)?;
-            let score = |entity_occurs: bool| {
-                decay::score(
-                    &DecayInput {
-                        relevance: r.relevance.relevance,
-                        r_max,
-                        age_days: age_days(self.now, r.hit.created_at),
-                        decay_factor: values.decay_factor,
-                        salience: values.salience,
-                        memory_type: &values.memory_type,
-                        entity_occurs,
-                        feedback: r.hit.feedback,
-                    },
-                    &self.settings.decay,
-                )
-            };
-            let without = score(false);
+            let input = |entity_occurs: bool| self.decay_input(r, &values, r_max, entity_occurs);
+            let without = decay::score(&input(false), &self.settings.decay);
+            // With an entity the score differs exactly where the adjustments applied do.
             let with = (!entities.is_empty())
-                .then(|| score(true))
-                .filter(|with| *with != without);
+                .then(|| {
+                    decay::score_against(&input(true), &self.settings.decay, &without.adjustments)
+                })
+                .filter(|&(_, same)| !same);
             r.score = without.score;
             r.detail = Detail::Decay(Box::new(without));
-            r.undecided = with.map(Box::new);
+            r.undecided = with.map(|(score, _)| Undecided { score, r_max });
             Ok(())
         })?;
         if decide {
             self.decide_entities(ranked, &entities)?;
+        }
+        Ok(())
+    }
+
+    /// What decay's score of `r` reads, with its record's `values`.
+    fn decay_input<'v>(
+        &self,
+        r: &Ranked<'_>,
+        values: &'v RecordValues<'_>,
+        r_max: f64,
+        entity_occurs: bool,
+    ) -> DecayInput<'v> {
+        DecayInput {
+            relevance: r.relevance.relevance,
+            r_max,
+            age_days: age_days(self.now, r.hit.created_at),
+            decay_factor: values.decay_factor,
+            salience: values.salience,
+            memory_type: &values.memory_type,
+            entity_occurs,
+            feedback: r.hit.feedback,
+        }
+    }
+
+    /// Settles `r`'s undecided entity check: whether some query entity occurs in its record.
+    pub fn decide(&self, r: &mut Ranked<'_>, entity_occurs: bool) -> Result<()> {
+        let Some(with) = r.undecided.take() else {
+            return Ok(());
+        };
+        if entity_occurs {
+            let values = self.source.values(r.hit.doc)?;
+            let input = self.decay_input(r, &values, with.r_max, true);
+            let breakdown = decay::score(&input, &self.settings.decay);
+            debug_assert_eq!(breakdown.score.to_bits(), with.score.to_bits());
+            r.score = breakdown.score;
+            r.detail = Detail::Decay(Box::new(breakdown));
         }
         Ok(())
     }
@@ -245,12 +269,13 @@ impl Step<'_> {
     /// Makes the entity check of every undecided candidate.
     pub fn decide_entities(&self, ranked: &mut [Ranked<'_>], entities: &[String]) -> Result<()> {
         self.decide_entities_unread(ranked, entities)?;
+        let needles = Needles::new(entities);
         ranked
             .par_iter_mut()
             .filter(|r| r.undecided.is_some())
             .try_for_each(|r| -> Result<()> {
-                r.decide(self.entity_check(entities, r.hit.doc)?);
-                Ok(())
+                let occurs = self.entity_check(&needles, r.hit.doc)?;
+                self.decide(r, occurs)
             })
     }
 
@@ -272,22 +297,25 @@ impl Step<'_> {
         };
         for (i, check) in undecided.into_iter().zip(checks) {
             if let Some(occurs) = check {
-                ranked[i].decide(occurs);
+                self.decide(&mut ranked[i], occurs)?;
             }
         }
         Ok(())
     }
 
-    /// Whether one of `entities` occurs in the record at `doc` (SPEC §5.4), read.
-    pub fn entity_check(&self, entities: &[String], doc: DocRef) -> Result<bool> {
-        let stored = self.records.get(self.source, doc)?;
-        Ok(self.entity_occurs(entities, &stored))
-    }
-
-    /// Whether one of `entities` occurs in `stored` (SPEC §5.4).
-    fn entity_occurs(&self, entities: &[String], stored: &StoredRecord) -> bool {
-        any_occurs_in(entities, &stored.record.entities, || {
-            stored.record.content_parts()
+    /// Whether one of the query's entities (`needles`) occurs in the record at `doc` (SPEC
+    /// §5.4), read: from the record when this search decoded it already, else from its text
+    /// in place.
+    pub fn entity_check(&self, needles: &Needles, doc: DocRef) -> Result<bool> {
+        if needles.is_empty() {
+            return Ok(false);
+        }
+        if let Some(stored) = self.records.cached(doc) {
+            let record = &stored.record;
+            return Ok(needles.occur_in(&record.entities, || record.content_parts()));
+        }
+        self.source.test_text(doc, &|text| {
+            needles.occur_in(&text.entities, || text.parts.iter().copied())
         })
     }
 

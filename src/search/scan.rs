@@ -162,6 +162,15 @@ impl Source for ScanSource {
         Ok(self.records[doc.doc as usize].clone())
     }
 
+    fn test_text(
+        &self,
+        doc: DocRef,
+        test: &dyn Fn(&crate::format::codec::RecordText<'_>) -> bool,
+    ) -> Result<bool> {
+        let record = &self.records[doc.doc as usize].record;
+        Ok(test(&crate::format::codec::RecordText::of(record)))
+    }
+
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         Ok(self.by_id.get(id).map(|&doc| DocRef { segment: 0, doc }))
     }

@@ -30,6 +30,21 @@ impl Model {
         limit: usize,
         want: usize,
     ) -> Result<(Vec<u8>, bool), FormatError> {
+        let mut out = Vec::new();
+        let whole = self.decode_prefix_into(frame, limit, want, &mut out)?;
+        Ok((out, whole))
+    }
+
+    /// [`Model::decode_prefix`] into `out` (cleared first), so that a caller decoding many
+    /// frames reuses one buffer.
+    pub fn decode_prefix_into(
+        &self,
+        frame: &[u8],
+        limit: usize,
+        want: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, FormatError> {
+        out.clear();
         let mut reader = ByteCursor::new(frame);
         let len = reader.varint()?;
         if len > limit as u64 {
@@ -46,10 +61,11 @@ impl Model {
                     rest.len()
                 )));
             }
-            return Ok((rest[..len.min(want)].to_vec(), want >= len));
+            out.extend_from_slice(&rest[..len.min(want)]);
+            return Ok(want >= len);
         };
         let (spans, text) = (tokens.spans(), tokens.text());
-        let mut out = Vec::with_capacity(len.min(want.saturating_add(BATCH * BLOCK)));
+        out.reserve(len.min(want.saturating_add(BATCH * BLOCK)));
         let mut bits = BitReader::new(rest);
         let passed =
             || FormatError::Invalid(format!("its tokens pass its stated length of {len} bytes"));
@@ -120,9 +136,9 @@ impl Model {
             }
         }
         if total < len {
-            return Ok((out, false));
+            return Ok(false);
         }
         bits.finish()?;
-        Ok((out, true))
+        Ok(true)
     }
 }

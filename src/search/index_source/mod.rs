@@ -108,6 +108,14 @@ impl Source for IndexSource<'_> {
         self.index.stored(doc)
     }
 
+    fn test_text(
+        &self,
+        doc: DocRef,
+        test: &dyn Fn(&crate::format::codec::RecordText<'_>) -> bool,
+    ) -> Result<bool> {
+        self.index.test_text(doc, test)
+    }
+
     fn stored_head(
         &self,
         doc: DocRef,

@@ -21,7 +21,7 @@ use crate::search::breakdown::DecayBreakdown;
 
 use crate::record::Feedback;
 use crate::search::profiles::clamp;
-use crate::settings::{Condition, DecaySettings};
+use crate::settings::{Adjustment, Condition, DecaySettings};
 
 /// What the decay formulas need to know about one candidate.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +111,31 @@ pub fn holds(condition: &Condition, facts: &Facts<'_>) -> bool {
 
 /// Scores one candidate.
 pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayBreakdown {
+    let mut applied = Vec::new();
+    let mut breakdown = scored(input, s, |adjustment| applied.push(adjustment.name.clone()));
+    breakdown.adjustments = applied;
+    breakdown
+}
+
+/// The score [`score`] gives `input`, and whether it applies exactly the adjustments named
+/// `applied` (another breakdown's), so that its breakdown equals that one's. Allocates nothing:
+/// for a score that only ranks, whose breakdown may never be shown.
+pub fn score_against(input: &DecayInput<'_>, s: &DecaySettings, applied: &[String]) -> (f64, bool) {
+    let mut names = applied.iter();
+    let mut same = true;
+    let breakdown = scored(input, s, |adjustment| {
+        same &= names.next() == Some(&adjustment.name);
+    });
+    (breakdown.score, same && names.next().is_none())
+}
+
+/// [`score`] without the adjustments' names: `applied` is told each adjustment applied, in
+/// order.
+fn scored(
+    input: &DecayInput<'_>,
+    s: &DecaySettings,
+    mut applied: impl FnMut(&Adjustment),
+) -> DecayBreakdown {
     let rel = rel(input.relevance, input.r_max, s);
     let temporal = temporal(input.decay_factor, input.age_days, s);
     let base =
@@ -122,11 +147,10 @@ pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayBreakdown {
         entity_occurs: input.entity_occurs,
     };
     let mut adjusted = base;
-    let mut applied = Vec::new();
     for adjustment in &s.adjustments {
         if holds(&adjustment.condition, &facts) {
             adjusted = adjustment.operation.apply(adjusted);
-            applied.push(adjustment.name.clone());
+            applied(adjustment);
         }
     }
     let clamped = clamp(adjusted, 0.0, 1.0);
@@ -138,7 +162,7 @@ pub fn score(input: &DecayInput<'_>, s: &DecaySettings) -> DecayBreakdown {
         temporal,
         salience: input.salience,
         base,
-        adjustments: applied,
+        adjustments: Vec::new(),
         clamped,
         posterior,
         score: clamped * posterior,
@@ -266,6 +290,42 @@ mod tests {
                 "{kind} {age:?} {salience} {entity}"
             );
         }
+    }
+
+    /// `score_against` gives `score`'s score, and says whether the adjustments applied are
+    /// the ones named: for every case of the table against every other's names, clamped or
+    /// not (at 1 both breakdowns' scores are equal while their adjustments differ).
+    #[test]
+    fn a_score_against_names_is_the_scores_and_compares_them() {
+        let s = DecaySettings::default();
+        let mut inputs = Vec::new();
+        for kind in ["episodic", "semantic", "procedural"] {
+            for age in [None, Some(1.0), Some(40.0)] {
+                for salience in [0.5, 0.9] {
+                    for entity in [false, true] {
+                        for relevance in [6.0, 18.0] {
+                            let mut i = input(kind, age, salience, entity);
+                            i.relevance = relevance;
+                            inputs.push(i);
+                        }
+                    }
+                }
+            }
+        }
+        let mut unequal_names_equal_scores = 0;
+        for i in &inputs {
+            let scored = score(i, &s);
+            for other in &inputs {
+                let names = score(other, &s).adjustments;
+                let (value, same) = score_against(i, &s, &names);
+                assert_eq!(value.to_bits(), scored.score.to_bits());
+                assert_eq!(same, scored.adjustments == names, "{names:?}");
+                if !same && value == score(other, &s).score {
+                    unequal_names_equal_scores += 1;
+                }
+            }
+        }
+        assert!(unequal_names_equal_scores > 0, "no clamped case compared");
     }
 
     #[test]

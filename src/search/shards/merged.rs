@@ -90,6 +90,14 @@ impl Source for MergedSource<'_> {
         self.scan.stored(doc)
     }
 
+    fn test_text(
+        &self,
+        doc: DocRef,
+        test: &dyn Fn(&crate::format::codec::RecordText<'_>) -> bool,
+    ) -> Result<bool> {
+        self.scan.test_text(doc, test)
+    }
+
     fn find(&self, id: &str) -> Result<Option<DocRef>> {
         self.scan.find(id)
     }

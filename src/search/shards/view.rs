@@ -64,6 +64,14 @@ impl Source for ShardView<'_> {
         self.inner.coverage_masks(query, hits)
     }
 
+    fn test_text(
+        &self,
+        doc: DocRef,
+        test: &dyn Fn(&crate::format::codec::RecordText<'_>) -> bool,
+    ) -> Result<bool> {
+        self.inner.test_text(doc, test)
+    }
+
     fn stored_head(
         &self,
         doc: DocRef,
