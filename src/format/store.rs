@@ -210,41 +210,28 @@ impl StoreFile {
 
     /// The codec bytes of record `index`: CRC-checked, size-checked, decoded.
     pub fn get(&self, index: usize) -> Result<Vec<u8>> {
-        if index >= self.len() {
-            return Err(self
-                .file()
-                .corrupt(format!("record {index} requested of {}", self.len())));
-        }
-        let frame = self.blobs.get(index + 1)?;
-        let model = self.model()?;
-        model.decode(frame, MAX_RECORD_LEN).map_err(|problem| {
-            self.file()
-                .corrupt(problem.within(format!("record {index}")))
-        })
+        let mut out = Vec::new();
+        self.get_into(index, &mut out)?;
+        Ok(out)
     }
 
     /// The codec bytes of record `index` into `out` (cleared first): [`StoreFile::get`] for a
     /// caller that reads many records into one buffer.
     pub fn get_into(&self, index: usize, out: &mut Vec<u8>) -> Result<()> {
-        if index >= self.len() {
-            return Err(self
-                .file()
-                .corrupt(format!("record {index} requested of {}", self.len())));
-        }
-        let frame = self.blobs.get(index + 1)?;
-        let model = self.model()?;
-        model
-            .decode_prefix_into(frame, MAX_RECORD_LEN, usize::MAX, out)
-            .map(|_| ())
-            .map_err(|problem| {
-                self.file()
-                    .corrupt(problem.within(format!("record {index}")))
-            })
+        self.decode_into(index, usize::MAX, out).map(|_| ())
     }
 
     /// At least the first `want` codec bytes of record `index` (all of them when fewer), and
     /// whether they are all: CRC-checked, size-checked, decoded as far as that.
     pub fn get_prefix(&self, index: usize, want: usize) -> Result<(Vec<u8>, bool)> {
+        let mut out = Vec::new();
+        let whole = self.decode_into(index, want, &mut out)?;
+        Ok((out, whole))
+    }
+
+    /// At least the first `want` codec bytes of record `index` into `out`, and whether they
+    /// are all.
+    fn decode_into(&self, index: usize, want: usize, out: &mut Vec<u8>) -> Result<bool> {
         if index >= self.len() {
             return Err(self
                 .file()
@@ -253,7 +240,7 @@ impl StoreFile {
         let frame = self.blobs.get(index + 1)?;
         let model = self.model()?;
         model
-            .decode_prefix(frame, MAX_RECORD_LEN, want)
+            .decode_prefix_into(frame, MAX_RECORD_LEN, want, out)
             .map_err(|problem| {
                 self.file()
                     .corrupt(problem.within(format!("record {index}")))
