@@ -19,12 +19,19 @@ pub fn record_text(bytes: &[u8]) {
         let decoded = crate::format::codec::decode(&encoded).expect("what was encoded decodes");
         assert_eq!(decoded.record, record, "the store codec changed the record");
         assert_eq!(
+            crate::format::codec::decode_text(&encoded),
+            Ok(crate::format::codec::RecordText::of(&record)),
+            "the text read in place is not the record's"
+        );
+        assert_eq!(
             crate::Record::from_json(&record.to_json()).as_ref(),
             Ok(&record),
             "export then import changed the record"
         );
     }
     let _ = crate::format::codec::decode(bytes);
+    let _ = crate::format::codec::decode_text(bytes);
+    let _ = crate::format::codec::decode_head(bytes);
     let _ = crate::format::codec::decode_log_entry(bytes);
     let _ = crate::format::postings::decode_bitmap(bytes);
 }
@@ -82,6 +89,8 @@ pub fn index_file(dir: &Path, which: usize, fix_checksums: bool, bytes: &[u8]) {
             ("", Some(("type", "semantic"))),
             ("数据库 连接 docker", Some(("explain", "r-03"))),
             ("configuration", Some(("project-context", "payments"))),
+            // Capitalized words are entities: decay's entity check reads records' text.
+            ("Docker Tokio 数据库", Some(("profile", "decay"))),
         ] {
             let mut request = SearchRequest::new(query);
             if let Some((name, value)) = option {
