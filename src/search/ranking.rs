@@ -194,7 +194,7 @@ impl Step<'_> {
             let values = self.source.values(r.hit.doc)?;
             let input = |entity_occurs: bool| self.decay_input(r, &values, r_max, entity_occurs);
             let without = decay::score(&input(false), &self.settings.decay);
-            // With an entity the score differs exactly where the adjustments applied do.
+            // With an entity the breakdown differs exactly where the adjustments applied do.
             let with = (!entities.is_empty())
                 .then(|| {
                     decay::score_against(&input(true), &self.settings.decay, &without.adjustments)
