@@ -45,11 +45,11 @@ pub(crate) fn settle(step: &Step<'_>, ranked: &mut Vec<Ranked<'_>>, limit: usize
     let entities = if ranked.iter().any(|r| r.undecided.is_some()) {
         step.query_entities()?
     } else {
-        Vec::new()
+        &[]
     };
     // What the postings decide leaves the upper score exact.
-    step.decide_entities_unread(ranked, &entities)?;
-    let needles = Needles::new(&entities);
+    step.decide_entities_unread(ranked, entities)?;
+    let needles = Needles::new(entities);
     ranked.sort_unstable_by(|a, b| by_score_then_id(a.upper(), b.upper(), a, b));
     let (chars, penalty) = (
         step.settings.mmr.prefix_chars,

@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -68,6 +69,8 @@ pub(crate) struct Scored<'r, 's> {
     pub removed: HashMap<DocRef, Removal>,
     /// Records the profile decoded, for the post-steps to read again.
     pub records: Decoded,
+    /// The query's entities, when the profile found them, for the post-steps.
+    pub entities: OnceLock<Vec<String>>,
 }
 
 /// Stages 1–5: the plan, the candidates, their phrases, standard scores and the profile.
@@ -91,14 +94,15 @@ pub(crate) fn score<'r, 's>(
     };
     let ranked = standard_scores(&plan, &hits, &involved, precounted.as_ref(), &mut counts);
     let mut removed: HashMap<DocRef, Removal> = HashMap::new();
-    let (ranked, records) = if plan.empty {
+    let (ranked, records, entities) = if plan.empty {
         let mut ranked = ranked;
         ranked.par_sort_unstable_by(by_created_desc_then_id);
-        (ranked, Decoded::default())
+        (ranked, Decoded::default(), OnceLock::new())
     } else {
-        let step = step(source, &plan, context.best_relevance, Decoded::default());
+        let carried = (Decoded::default(), OnceLock::new());
+        let step = step(source, &plan, context.best_relevance, carried);
         let ranked = apply_profile(&step, &plan, ranked, &mut removed)?;
-        (ranked, step.records)
+        (ranked, step.records, step.entities)
     };
     Ok(Scored {
         plan,
@@ -110,6 +114,7 @@ pub(crate) fn score<'r, 's>(
         ranked,
         removed,
         records,
+        entities,
     })
 }
 
@@ -136,11 +141,12 @@ pub(crate) fn finish(
         mut ranked,
         mut removed,
         records,
+        entities,
         ..
     } = scored;
     let request = plan.request;
     if !plan.empty {
-        let step = step(source, &plan, context.best_relevance, records);
+        let step = step(source, &plan, context.best_relevance, (records, entities));
         post_steps(&step, &plan, &mut ranked, &mut removed, counts.candidates)?;
     }
     let normalizer = Normalizer::new(request.profile, &ranked);
@@ -183,7 +189,7 @@ fn step<'s>(
     source: &'s dyn Source,
     plan: &'s Plan<'_>,
     best_relevance: Option<f64>,
-    records: Decoded,
+    (records, entities): (Decoded, OnceLock<Vec<String>>),
 ) -> ranking::Step<'s> {
     ranking::Step {
         source,
@@ -193,6 +199,7 @@ fn step<'s>(
         now: (plan.now.unix_seconds(), plan.now.subsec_nanos()),
         best_relevance,
         records,
+        entities,
     }
 }
 
@@ -418,7 +425,7 @@ fn post_steps(
             return decay_page::settle(step, ranked, plan.request.limit);
         }
         if ranked.iter().any(|r| r.undecided.is_some()) {
-            step.decide_entities(ranked, &step.query_entities()?)?;
+            step.decide_entities(ranked, step.query_entities()?)?;
         }
     }
     sort_by_score(ranked);

@@ -8,6 +8,7 @@ use crate::search::breakdown::{
     DecayBreakdown, ProfileBreakdown, RecencyBreakdown, RerankBreakdown, ScoreBreakdown,
 };
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -144,6 +145,9 @@ pub(crate) struct Step<'s> {
     /// Records decoded by one pass and read again by a later one (decay's entity check, then
     /// MMR's content prefix): each candidate's record is decoded once per search.
     pub records: Decoded,
+    /// The query's entities once a step asked for them ([`Step::query_entities`]): the
+    /// profile's step and the page's ask the same.
+    pub entities: OnceLock<Vec<String>>,
 }
 
 fn best_relevance(ranked: &[Ranked<'_>]) -> f64 {
@@ -206,7 +210,7 @@ impl Step<'_> {
             Ok(())
         })?;
         if decide {
-            self.decide_entities(ranked, &entities)?;
+            self.decide_entities(ranked, entities)?;
         }
         Ok(())
     }
@@ -247,23 +251,29 @@ impl Step<'_> {
         Ok(())
     }
 
-    /// The query's entities (SPEC §5.4) when some decay adjustment tests them, else none.
-    pub fn query_entities(&self) -> Result<Vec<String>> {
+    /// The query's entities (SPEC §5.4) when some decay adjustment tests them, else none;
+    /// found once per search.
+    pub fn query_entities(&self) -> Result<&[String]> {
+        if let Some(entities) = self.entities.get() {
+            return Ok(entities);
+        }
         let uses_entities = self
             .settings
             .decay
             .adjustments
             .iter()
             .any(|a| a.condition.uses_entities());
-        if !uses_entities {
-            return Ok(Vec::new());
-        }
-        query_entities(
-            &self.query.text,
-            &self.request.entities,
-            &self.settings.entities,
-            |name| self.source.entity_known(name),
-        )
+        let entities = if uses_entities {
+            query_entities(
+                &self.query.text,
+                &self.request.entities,
+                &self.settings.entities,
+                |name| self.source.entity_known(name),
+            )?
+        } else {
+            Vec::new()
+        };
+        Ok(self.entities.get_or_init(|| entities))
     }
 
     /// Makes the entity check of every undecided candidate.
