@@ -69,18 +69,22 @@ impl FileKind {
     /// The format version of this kind written and accepted by this build.
     pub const fn version(self) -> u32 {
         match self {
-            // 3: records compressed with a word-based Huffman model (store.rs, wordcode/); 2
-            // with zstd and a dictionary; 1 stored them raw.
-            FileKind::Store => 3,
+            // 4: a blob directory of lengths and CRCs with an anchor every 64 blobs, offsets
+            // summed (blobs.rs); 3: records compressed with a word-based Huffman model (store.rs,
+            // wordcode/); 2 with zstd and a dictionary; 1 stored them raw.
+            FileKind::Store => 4,
             // 3: bit-packed rows, each column at the width its values need (columns/); 2 had
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
             FileKind::Prefixes => 1,
-            // 3: the word-pair file keeps short record lists in its partners blobs and its words
-            // last (pairs.rs); 2: one record set per term with a group-mask code per record
-            // (postings.rs); 1 had a bitmap per group. The term and facet postings share the
-            // kind and kept their layout since 2.
-            FileKind::Postings => 3,
+            // 4: the blob directory of the store's version 4 (blobs.rs), and a term's postings
+            // with no stored lengths their contents imply, its palette as varint steps
+            // (postings.rs); 3: the word-pair file
+            // keeps short record lists in its partners blobs and its words last (pairs.rs); 2:
+            // one record set per term with a group-mask code per record (postings.rs); 1 had a
+            // bitmap per group. The term and facet postings share the kind and kept their layout
+            // since 2.
+            FileKind::Postings => 4,
             FileKind::Manifest | FileKind::Fst => FORMAT_VERSION,
         }
     }

@@ -22,7 +22,7 @@
 //! A lookup reads at most three blobs (each checked against its CRC): the words, the first
 //! word's partners with most pairs' records, and a pair's own blob where many records hold it.
 //! Gaps packed per block take a byte or two a record where a roaring array takes two; a short
-//! list inside its partners blob costs no blob of its own (a directory entry of 16 bytes and a
+//! list inside its partners blob costs no blob of its own (a directory entry of 8 bytes and a
 //! 4-byte count). Each blob is written once its records are known, the words last, so a build
 //! or a merge streams the pairs word by word.
 

@@ -4,13 +4,15 @@
 //! One blob of `terms.post` per term, addressed by the term's value in `terms.fst`:
 //!
 //! ```text
-//! docs_len    u32 LE, docs     roaring portable serialization, without run containers, of the
-//!                              records containing the term in some group
-//! palette_len u16 LE, palette  the term's distinct group masks, u16 LE each, ascending
-//! width       u8               bits of a palette index: the fewest that hold palette_len − 1
-//! codes                        ⌈|docs| × width ÷ 8⌉ bytes: per record of docs, ascending, the
-//!                              index of its group mask in the palette (bitpack.rs)
-//! tf_count    u32 LE           Σ over records of the groups in their mask
+//! docs                         roaring portable serialization, without run containers, of the
+//!                              records containing the term in some group (its length follows
+//!                              from its header: container count and cardinalities)
+//! palette_len varint, palette  the term's distinct group masks, ascending, each a varint: its
+//!                              difference from the mask before it (the first: from 0)
+//! codes                        ⌈|docs| × width ÷ 8⌉ bytes, width the fewest bits that hold
+//!                              palette_len − 1: per record of docs, ascending, the index of its
+//!                              group mask in the palette (bitpack.rs)
+//! tf_count    varint           Σ over records of the groups in their mask
 //! tfs                          tf − 1 per record, per group of its mask ascending, in blocks of
 //!                              128 values (the last one shorter), each block a width byte then
 //!                              its values packed at that width
@@ -30,7 +32,7 @@ use roaring::RoaringBitmap;
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::blobs::BlobFile;
-use crate::format::bytes::{u16_at, u32_at, u64_at, ByteCursor};
+use crate::format::bytes::{put_varint, u16_at, u32_at, u64_at, ByteCursor};
 use crate::format::file::IndexFile;
 use crate::format::FormatError;
 use crate::schema::GROUP_COUNT;
@@ -94,7 +96,8 @@ impl<'a> TfBlocks<'a> {
     /// The blocks of a postings blob's term frequency part (their count first).
     fn new(tfs: &'a [u8]) -> std::result::Result<TfBlocks<'a>, FormatError> {
         let mut bytes = ByteCursor::new(tfs);
-        let remaining = bytes.u32()? as usize;
+        let remaining = usize::try_from(bytes.varint()?)
+            .map_err(|_| FormatError::from("postings term frequency count is too large"))?;
         Ok(TfBlocks { bytes, remaining })
     }
 
@@ -347,11 +350,7 @@ pub struct MergePart<'a> {
 /// Appends a blob: the record set (`docs`, ascending), each record's group mask, and the tfs
 /// (tf − 1 per record, per group of its mask ascending).
 fn encode_parts(docs: &[u32], masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
-    let len_at = out.len();
-    out.extend_from_slice(&[0; 4]);
     serialize_docs(docs, out);
-    let len = (out.len() - len_at - 4) as u32;
-    out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
 
     // The palette is the masks present, ascending; `code[mask]` a mask's index in it.
     let mut code = [u16::MAX; 1 << GROUP_COUNT];
@@ -365,18 +364,19 @@ fn encode_parts(docs: &[u32], masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
             palette.push(mask as u16);
         }
     }
-    out.extend_from_slice(&(palette.len() as u16).to_le_bytes());
-    for mask in &palette {
-        out.extend_from_slice(&mask.to_le_bytes());
+    put_varint(palette.len() as u64, out);
+    let mut previous = 0;
+    for &mask in &palette {
+        put_varint(u64::from(mask - previous), out);
+        previous = mask;
     }
     let width = width_of(palette.len().saturating_sub(1) as u32);
-    out.push(width as u8);
     pack(
         masks.iter().map(|&m| u32::from(code[usize::from(m)])),
         width,
         out,
     );
-    out.extend_from_slice(&(tfs.len() as u32).to_le_bytes());
+    put_varint(tfs.len() as u64, out);
     for block in tfs.chunks(TF_BLOCK) {
         let width = width_of(block.iter().copied().max().unwrap_or(0));
         out.push(width as u8);
@@ -463,29 +463,32 @@ impl<'a> TermPostings<'a> {
     ) -> std::result::Result<TermPostings<'a>, FormatError> {
         let cut = |problem: FormatError| problem.within("postings blob");
         let mut cursor = ByteCursor::new(blob);
-        let docs_len = cursor.u32().map_err(cut)? as usize;
+        let records = |problem: FormatError| problem.within("postings records");
+        let docs_len = docs_extent(blob).map_err(records)?;
         let docs = cursor.take(docs_len).map_err(cut)?;
-        let (containers, len) = docs_header(docs, count_bitmaps)
-            .map_err(|problem| problem.within("postings records"))?;
-        let palette_len = cursor.u16().map_err(cut)?;
+        let (containers, len) = docs_header(docs, count_bitmaps).map_err(records)?;
+        let palette_len = cursor.varint().map_err(cut)?;
+        if palette_len > 1 << GROUP_COUNT {
+            return Err(format!("postings palette of {palette_len} group masks").into());
+        }
         let mut palette = Vec::with_capacity(palette_len as usize);
+        let mut previous = 0u64;
         for _ in 0..palette_len {
-            let mask = cursor.u16().map_err(cut)?;
-            if mask == 0 || mask >> GROUP_COUNT != 0 || palette.last() >= Some(&mask) {
-                return Err(format!("postings group mask {mask:#x} is invalid").into());
+            let step = cursor.varint().map_err(cut)?;
+            let mask = previous.saturating_add(step);
+            if step == 0 || mask >> GROUP_COUNT != 0 {
+                return Err(format!(
+                    "postings group mask {mask:#x} (after {previous:#x}) is invalid"
+                )
+                .into());
             }
-            palette.push(mask);
+            palette.push(mask as u16);
+            previous = mask;
         }
         if (palette.is_empty()) != (len == 0) {
             return Err("postings palette does not fit the records".into());
         }
-        let width = u32::from(cursor.u8().map_err(cut)?);
-        if width != width_of(u32::from(palette_len).saturating_sub(1)) {
-            return Err(format!(
-                "postings code width {width} does not fit a palette of {palette_len}"
-            )
-            .into());
-        }
+        let width = width_of((palette_len as u32).saturating_sub(1));
         let codes = cursor.take(packed_len(len as usize, width)).map_err(cut)?;
         Ok(TermPostings {
             docs,
@@ -1327,6 +1330,26 @@ fn docs_header(
     Ok((size, len))
 }
 
+/// The length of the record set a postings blob starts with, from its header (container count
+/// and cardinalities; the header is checked in full by [`docs_header`]).
+fn docs_extent(blob: &[u8]) -> std::result::Result<usize, FormatError> {
+    let mut cursor = ByteCursor::new(blob);
+    cursor.u32()?;
+    let size = cursor.u32()? as usize;
+    if size > 1 << 16 {
+        return Err(format!("{size} containers").into());
+    }
+    let keys = cursor.take(4 * size)?;
+    let data: usize = keys
+        .chunks_exact(4)
+        .map(|key| match usize::from(u16_at(key, 2)) + 1 {
+            card if card <= ARRAY_LIMIT => 2 * card,
+            _ => BITMAP_BYTES,
+        })
+        .sum();
+    Ok(8 + 8 * size + data)
+}
+
 /// Decodes a roaring bitmap in the portable format, validating it: the containers are checked
 /// by `deserialize_from`, their keys here (a bitmap whose keys do not ascend would answer
 /// membership and set operations wrongly), and every byte must be used.
@@ -1835,7 +1858,7 @@ mod tests {
         encode_term(&entries, &mut sound);
         // Record 4999's bit cleared: 4,999 bits for a cardinality of 5,000.
         let mut miscounted = sound.clone();
-        let data = 4 + 8 + 8; // docs length, cookie and size, one container's key and offset
+        let data = 8 + 8; // cookie and size, one container's key and offset
         let at = data + 4999 / 8;
         assert_ne!(miscounted[at] & 1 << (4999 % 8), 0);
         miscounted[at] &= !(1 << (4999 % 8));
@@ -1917,8 +1940,11 @@ mod tests {
             // Three records, masks {0}, {1}, {0, 1}: a palette of three, codes two bits wide.
             let mut blob = Vec::new();
             encode_term(&[(1, 0, 1), (2, 1, 1), (3, 0, 1), (3, 1, 2)], &mut blob);
-            let docs_len = u32_at(&blob, 0) as usize;
-            let codes = 4 + docs_len + 2 + 3 * 2 + 1;
+            // docs (one array container of three), the palette's length and its three steps
+            // (1, 1, 1), then the codes.
+            let docs_len = 8 + 8 + 3 * 2;
+            assert_eq!(blob[docs_len..docs_len + 4], [3, 1, 1, 1]);
+            let codes = docs_len + 4;
             assert_eq!(blob[codes], 0b10_01_00);
             // The first record's code becomes 3, past the palette.
             blob[codes] |= 0b11;
@@ -1932,14 +1958,44 @@ mod tests {
         });
     }
 
+    /// The palette's masks are stored as steps from the one before: a step of 0 (a mask
+    /// repeated) or one past the last group is refused, naming the mask, not decoded.
+    #[test]
+    fn a_palette_that_does_not_ascend_within_the_groups_is_refused() {
+        with_file(|file| {
+            // Masks {0}, {1}, {0, 1}: steps 1, 1, 1 after the palette's length.
+            let mut blob = Vec::new();
+            encode_term(&[(1, 0, 1), (2, 1, 1), (3, 0, 1), (3, 1, 2)], &mut blob);
+            let palette = 8 + 8 + 3 * 2;
+            assert_eq!(blob[palette..palette + 4], [3, 1, 1, 1]);
+            assert!(TermPostings::parse(&blob, file).is_ok());
+            // The third step 0, then 0x1ff (a varint of two bytes).
+            for (steps, named) in [
+                (&[3, 1, 1, 0][..], "mask 0x2 (after 0x2)"),
+                (&[3, 1, 1, 0xff, 0x03][..], "mask 0x201 (after 0x2)"),
+            ] {
+                let damaged = [&blob[..palette], steps, &blob[palette + 4..]].concat();
+                let Err(error) = TermPostings::parse(&damaged, file) else {
+                    panic!("a palette of steps {steps:?} was read");
+                };
+                let error = error.to_string();
+                assert!(
+                    error.contains(&format!("postings group {named} is invalid")),
+                    "{error}"
+                );
+            }
+        });
+    }
+
     #[test]
     fn one_group_mask_needs_no_codes() {
         let mut blob = Vec::new();
         encode_term(&[(1, 4, 1), (2, 4, 1), (9, 4, 1)], &mut blob);
         let mut docs = RoaringBitmap::new();
         docs.extend([1, 2, 9]);
-        // docs, palette of one mask, width 0, no codes, three tfs of 1 packed at width 0.
+        // docs, a palette of one mask (0x10, a step of 16 from 0), codes of width 0 (none),
+        // three tfs (their count, then one block: width 0).
         let docs_len = docs.serialized_size();
-        assert_eq!(blob.len(), 4 + docs_len + 2 + 2 + 1 + 4 + 1);
+        assert_eq!(blob[docs_len..], [1, 16, 3, 0]);
     }
 }

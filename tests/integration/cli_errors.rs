@@ -865,11 +865,11 @@ fn a_build_in_spills_merges_into_the_segment_a_build_at_once_writes() {
         assert!(a == b, "{suffix} differs from the one written at once");
     }
     // The pairs compared hold the four words' pairs; seven spills hold none: twelve pairs of
-    // at least 8 bytes (second word, place, count, width), four partners blobs of a 16-byte
+    // at least 8 bytes (second word, place, count, width), four partners blobs of an 8-byte
     // directory entry.
     let pairs_len =
         |files: &[(String, Vec<u8>)]| files.iter().find(|f| f.0 == "pairs").unwrap().1.len();
-    assert!(pairs_len(&one) > pairs_len(&files("tiny")) + 12 * 8 + 4 * 16);
+    assert!(pairs_len(&one) > pairs_len(&files("tiny")) + 12 * 8 + 4 * 8);
     // Spills too small for frequent words merge into a segment without word pairs, which
     // answers the same.
     for index in ["spilled", "tiny"] {
