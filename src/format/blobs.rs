@@ -84,6 +84,16 @@ impl BlobWriter {
         Ok(self.count - 1)
     }
 
+    /// The number the next blob pushed takes.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether no blob was pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Writes the directory and the footer and syncs the file.
     pub fn finish(mut self) -> Result<Footer> {
         let dir_offset = self.out.position();

@@ -77,14 +77,15 @@ impl FileKind {
             // fixed 120-byte rows; 1 had blocks of 1,024 rows.
             FileKind::Columns => 3,
             FileKind::Prefixes => 1,
-            // 4: the blob directory of the store's version 4 (blobs.rs), and a term's postings
-            // with no stored lengths their contents imply, its palette as varint steps
-            // (postings.rs); 3: the word-pair file
+            // 5: term frequency blocks with exceptions (postings.rs), a pair's second word and
+            // place bit-packed in its partners blob (pairs.rs); 4: the blob directory of
+            // the store's version 4 (blobs.rs), and a term's postings with no stored lengths
+            // their contents imply, its palette as varint steps (postings.rs); 3: the word-pair file
             // keeps short record lists in its partners blobs and its words last (pairs.rs); 2:
             // one record set per term with a group-mask code per record (postings.rs); 1 had a
             // bitmap per group. The term and facet postings share the kind and kept their layout
             // since 2.
-            FileKind::Postings => 4,
+            FileKind::Postings => 5,
             FileKind::Manifest | FileKind::Fst => FORMAT_VERSION,
         }
     }

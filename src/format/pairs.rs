@@ -8,11 +8,12 @@
 //!                 each in pair order: count u32 LE, then the gaps (the first record, then each
 //!                 record − previous − 1) in blocks of 128 (the last one shorter), each block a
 //!                 width byte then its gaps packed at that width (bitpack.rs)
-//!   blob          a's partners: the second words of the pairs a starts, u16 LE ids ascending;
-//!                 then per pair, u32 LE, where its records are: the offset of its list among
-//!                 the lists that follow, or 2^31 + the number of its own blob; then the lists
-//!                 of the pairs at most 64 records hold, in pair order, each its count u8 and
-//!                 its gaps as one block
+//!   blob          a's partners: two widths u8, s and p; the second words of the pairs a
+//!                 starts, ids ascending, packed at s bits; per pair, packed at p bits, where
+//!                 its records are: the offset of its list among the lists that follow × 2, or
+//!                 (the number of this blob − the number of its own blob) × 2 + 1; then the
+//!                 lists of the pairs at most 64 records hold, in pair order, each its count u8
+//!                 and its gaps as one block
 //! blob n − 1      W u32 LE; each frequent word as u16 LE length + UTF-8, in byte order (a
 //!                 word's id is its position); then per word, the number of the first pair it
 //!                 starts, u32 LE; then P u32 LE; then per word, the number of its partners
@@ -23,7 +24,7 @@
 //! word's partners with most pairs' records, and a pair's own blob where many records hold it.
 //! Gaps packed per block take a byte or two a record where a roaring array takes two; a short
 //! list inside its partners blob costs no blob of its own (a directory entry of 8 bytes and a
-//! 4-byte count). Each blob is written once its records are known, the words last, so a build
+//! 4-byte count); a pair's second word and place take about 12 and 17 bits, not 2 and 4 bytes. Each blob is written once its records are known, the words last, so a build
 //! or a merge streams the pairs word by word.
 
 use std::ops::{ControlFlow, Range};
@@ -31,7 +32,7 @@ use std::ops::{ControlFlow, Range};
 use crate::error::Result;
 use crate::format::bitpack::{pack, packed_len, width_of, Packed};
 use crate::format::blobs::BlobWriter;
-use crate::format::bytes::{u16_at, u32_at, ByteCursor};
+use crate::format::bytes::ByteCursor;
 use crate::format::directory::FileTarget;
 use crate::format::file::IndexFile;
 use crate::format::footer::{FileKind, Footer};
@@ -42,10 +43,6 @@ const BLOCK: usize = 128;
 /// A pair that at most this many records hold keeps its list in its first word's partners
 /// blob (one block, its count in a byte).
 pub const INLINE_MAX: usize = 64;
-
-/// A place at or above this names the pair's own blob (the rest of its bits); below, it is the
-/// offset of the pair's list among its partners blob's lists.
-const OWN_BLOB: u32 = 1 << 31;
 
 /// A pair's record list, encoded for [`PairsWriter::push_word`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,22 +117,37 @@ impl PairsWriter {
     /// records' list.
     pub fn push_word(&mut self, pairs: &[(u16, EncodedList)]) -> Result<()> {
         debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0));
-        let mut partners = Vec::with_capacity(6 * pairs.len());
-        for (second, _) in pairs {
-            partners.extend_from_slice(&second.to_le_bytes());
-        }
         let mut lists = Vec::new();
+        // Offsets × 2, and own blobs' numbers, made distances once the partners blob's is known.
+        let mut places: Vec<(u64, bool)> = Vec::with_capacity(pairs.len());
         for (_, list) in pairs {
-            let place = match list {
+            places.push(match list {
                 EncodedList::Inline(bytes) => {
-                    let offset = lists.len() as u32;
+                    let offset = lists.len() as u64;
                     lists.extend_from_slice(bytes);
-                    offset
+                    (offset, false)
                 }
-                EncodedList::Own(bytes) => OWN_BLOB | self.writer.push(bytes)? as u32,
-            };
-            partners.extend_from_slice(&place.to_le_bytes());
+                EncodedList::Own(bytes) => (self.writer.push(bytes)?, true),
+            });
         }
+        let number = self.writer.len();
+        let places: Vec<u32> = places
+            .into_iter()
+            .map(|(value, own)| match own {
+                true => (number - value) << 1 | 1,
+                false => value << 1,
+            })
+            .map(|place| u32::try_from(place).expect("a partners blob < 2 GiB"))
+            .collect();
+        let seconds_width = width_of(pairs.last().map_or(0, |p| u32::from(p.0)));
+        let places_width = width_of(places.iter().copied().max().unwrap_or(0));
+        let mut partners = vec![seconds_width as u8, places_width as u8];
+        pack(
+            pairs.iter().map(|p| u32::from(p.0)),
+            seconds_width,
+            &mut partners,
+        );
+        pack(places, places_width, &mut partners);
         partners.extend_from_slice(&lists);
         self.first_pairs.push(self.pairs);
         self.pairs += pairs.len() as u32;
@@ -246,17 +258,30 @@ impl PairHeader {
         file: &IndexFile,
     ) -> Result<Partners<'a>> {
         let count = (self.first_pairs[first + 1] - self.first_pairs[first]) as usize;
-        if blob.len() < 6 * count {
-            return Err(file.corrupt(format!(
-                "word {first} starts {count} pairs, its partners blob holds {} bytes",
+        let mut cursor = ByteCursor::new(blob);
+        let mut parts = || -> std::result::Result<(Packed<'a>, Packed<'a>), FormatError> {
+            let [seconds, places] = cursor.array::<2>()?.map(u32::from);
+            if seconds > 16 || places > 32 {
+                return Err(format!("widths of {seconds} and {places} bits").into());
+            }
+            Ok((
+                Packed::new(cursor.take(packed_len(count, seconds))?, seconds),
+                Packed::new(cursor.take(packed_len(count, places))?, places),
+            ))
+        };
+        let (seconds, places) = parts().map_err(|problem| {
+            file.corrupt(format!(
+                "word {first} starts {count} pairs, its partners blob of {} bytes does not hold \
+                 them: {problem}",
                 blob.len()
-            )));
-        }
+            ))
+        })?;
         Ok(Partners {
-            seconds: &blob[..2 * count],
-            places: &blob[2 * count..6 * count],
-            lists: &blob[6 * count..],
+            seconds,
+            places,
+            lists: cursor.rest(),
             count,
+            number: self.partners_blob(first),
         })
     }
 }
@@ -264,10 +289,12 @@ impl PairHeader {
 /// The pairs one word starts: their second words, and where each one's records are.
 #[derive(Debug, Clone, Copy)]
 pub struct Partners<'a> {
-    seconds: &'a [u8],
-    places: &'a [u8],
+    seconds: Packed<'a>,
+    places: Packed<'a>,
     lists: &'a [u8],
     count: usize,
+    /// The number of the partners blob.
+    number: usize,
 }
 
 /// Where a pair's records are.
@@ -295,7 +322,8 @@ impl<'a> Partners<'a> {
 
     /// The second word of pair `j`.
     pub fn second(&self, j: usize) -> u16 {
-        u16_at(self.seconds, 2 * j)
+        // Open checked the width: at most 16 bits.
+        self.seconds.get(j) as u16
     }
 
     /// The place of the pair with second word `second`, if the word starts it.
@@ -326,10 +354,18 @@ impl<'a> Partners<'a> {
     /// Where the records of pair `j` are: its list, checked to lie in the partners blob, or
     /// its blob's number.
     pub fn list(&self, j: usize, file: &IndexFile) -> Result<PairList<'a>> {
-        let place = u32_at(self.places, 4 * j);
-        if place >= OWN_BLOB {
-            return Ok(PairList::Own((place - OWN_BLOB) as usize));
+        let place = self.places.get(j);
+        if place & 1 == 1 {
+            let distance = (place >> 1) as usize;
+            return match self.number.checked_sub(distance) {
+                Some(blob) if distance > 0 => Ok(PairList::Own(blob)),
+                _ => Err(file.corrupt(format!(
+                    "pair {j} of partners blob {} names a blob {distance} before it",
+                    self.number
+                ))),
+            };
         }
+        let place = place >> 1;
         let cut = |problem: FormatError| file.corrupt(problem.within("pair records"));
         let lists = self.lists;
         let mut cursor = ByteCursor::new(lists.get(place as usize..).unwrap_or_default());
@@ -579,26 +615,41 @@ mod tests {
             let EncodedList::Inline(list) = EncodedList::new(&[1, 2, 3]) else {
                 panic!("three records are kept inline");
             };
+            // Second word 7 at 3 bits, the place at the bits it needs, the lists.
             let blob = |place: u32, list: &[u8]| {
-                [&7u16.to_le_bytes()[..], &place.to_le_bytes(), list].concat()
+                let width = width_of(place);
+                let mut blob = vec![3, width as u8];
+                pack([7], 3, &mut blob);
+                pack([place], width, &mut blob);
+                blob.extend_from_slice(list);
+                blob
             };
             let good = blob(0, &list);
             let partners = header.partners(0, &good, file).unwrap();
             assert_eq!(partners.len(), 1);
             assert_eq!(partners.inline_bytes(), list.len());
             assert!(partners.list(0, file).is_ok());
+            assert_eq!(partners.second(0), 7);
+            // Offsets (× 2): 1, not where a list starts, and far past the lists; own blobs
+            // (odd): the partners blob itself, one before blob 0.
             for bad in [
-                blob(1, &list),
+                blob(2, &list),
                 blob(0, &list[..list.len() - 1]),
                 blob(0, &[0, 0]),
                 blob(0, &[65, 0]),
                 blob(0, &[1, 33, 0, 0, 0, 0, 0]),
-                blob(u32::MAX >> 1, &list),
+                blob(u32::MAX - 1, &list),
+                blob(1, &list),
+                blob(3, &list),
             ] {
                 let partners = header.partners(0, &bad, file).unwrap();
                 assert!(partners.list(0, file).is_err(), "{bad:?}");
             }
-            assert!(header.partners(0, &good[..5], file).is_err());
+            // Too short for its second words; a second word wider than 16 bits.
+            assert!(header.partners(0, &good[..2], file).is_err());
+            let mut wide = good.clone();
+            wide[0] = 17;
+            assert!(header.partners(0, &wide, file).is_err());
         });
     }
 
@@ -626,7 +677,8 @@ mod tests {
                     partners_blobs: vec![0],
                 };
                 let blob = match &encoded {
-                    EncodedList::Inline(bytes) => [&[0, 0, 0, 0, 0, 0][..], bytes].concat(),
+                    // Second word 0 and place 0, both at width 0.
+                    EncodedList::Inline(bytes) => [&[0, 0][..], bytes].concat(),
                     EncodedList::Own(bytes) => bytes.clone(),
                 };
                 let list = match encoded {

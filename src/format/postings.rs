@@ -14,8 +14,11 @@
 //!                              group mask in the palette (bitpack.rs)
 //! tf_count    varint           Σ over records of the groups in their mask
 //! tfs                          tf − 1 per record, per group of its mask ascending, in blocks of
-//!                              128 values (the last one shorter), each block a width byte then
-//!                              its values packed at that width
+//!                              128 values (the last one shorter), each block a width byte w,
+//!                              then its values packed at w & 0x3f bits; where w ≥ 0x80, only
+//!                              their low bits: exceptions follow, a count u8, then per
+//!                              exception its place in the block u8 (ascending) and its value's
+//!                              high bits (value >> width, at least 1) as a varint
 //! ```
 //!
 //! One record set per term with a small code per record, rather than a bitmap per group: a
@@ -39,6 +42,9 @@ use crate::schema::GROUP_COUNT;
 
 /// Term frequencies are packed in blocks of this many values.
 const TF_BLOCK: usize = 128;
+
+/// A term frequency block's width byte with this bit set: exceptions follow the packed values.
+const TF_EXCEPTIONS: u8 = 0x80;
 
 /// Roaring's cookie for a serialization without run containers, and its array-container limit.
 const NO_RUN_COOKIE: u32 = 12346;
@@ -101,40 +107,71 @@ impl<'a> TfBlocks<'a> {
         Ok(TfBlocks { bytes, remaining })
     }
 
-    /// The next block's value count and packed values, the cursor moved past them.
-    fn next_packed(&mut self) -> std::result::Result<(usize, Packed<'a>), FormatError> {
+    /// Reads the next block, the cursor moved past it, into `into` where given (else steps
+    /// over it, its exceptions checked all the same); returns its value count.
+    fn next_block(
+        &mut self,
+        mut into: Option<&mut Vec<u32>>,
+    ) -> std::result::Result<usize, FormatError> {
         let count = self.remaining.min(TF_BLOCK);
         if count == 0 {
             return Err("more term frequencies needed than recorded".into());
         }
         let cut = |problem: FormatError| problem.within("term frequencies");
-        let width = u32::from(self.bytes.u8().map_err(cut)?);
-        if width > 32 {
-            return Err(format!("term frequency width {width} is invalid").into());
+        let byte = self.bytes.u8().map_err(cut)?;
+        let width = u32::from(byte & !TF_EXCEPTIONS);
+        let exceptions = byte & TF_EXCEPTIONS != 0;
+        if width > 32 || (exceptions && width >= 32) {
+            return Err(format!("term frequency width byte {byte:#x} is invalid").into());
         }
         let packed = Packed::new(
             self.bytes.take(packed_len(count, width)).map_err(cut)?,
             width,
         );
+        if let Some(block) = into.as_deref_mut() {
+            block.clear();
+            match width {
+                // Every value 0 (a term once in each of its groups): the common block.
+                0 => block.resize(count, 0),
+                _ => block.extend((0..count).map(|i| packed.get(i))),
+            }
+        }
+        if exceptions {
+            let exceptions = usize::from(self.bytes.u8().map_err(cut)?);
+            let mut previous = None;
+            for _ in 0..exceptions {
+                let place = usize::from(self.bytes.u8().map_err(cut)?);
+                let high = self.bytes.varint().map_err(cut)?;
+                if place >= count || previous >= Some(place) {
+                    return Err(format!(
+                        "term frequency exception at {place} of a block of {count} is out of order"
+                    )
+                    .into());
+                }
+                if high == 0 || high > u64::from(u32::MAX >> width) {
+                    return Err(format!(
+                        "term frequency exception {high} above {width} bits is invalid"
+                    )
+                    .into());
+                }
+                previous = Some(place);
+                if let Some(block) = into.as_deref_mut() {
+                    block[place] |= (high as u32) << width;
+                }
+            }
+        }
         self.remaining -= count;
-        Ok((count, packed))
+        Ok(count)
     }
 
     /// Decodes the next block into `block`.
     fn decode(&mut self, block: &mut Vec<u32>) -> std::result::Result<(), FormatError> {
-        let (count, packed) = self.next_packed()?;
-        block.clear();
-        match packed.width() {
-            // Every value 0 (a term once in each of its groups): the common block.
-            0 => block.resize(count, 0),
-            _ => block.extend((0..count).map(|i| packed.get(i))),
-        }
-        Ok(())
+        self.next_block(Some(block)).map(drop)
     }
 
     /// Steps over the next block without decoding it; returns its value count.
     fn skip(&mut self) -> std::result::Result<usize, FormatError> {
-        Ok(self.next_packed()?.0)
+        self.next_block(None)
     }
 
     /// Whether every block was read and nothing follows them.
@@ -378,9 +415,47 @@ fn encode_parts(docs: &[u32], masks: &[u16], tfs: &[u32], out: &mut Vec<u8>) {
     );
     put_varint(tfs.len() as u64, out);
     for block in tfs.chunks(TF_BLOCK) {
-        let width = width_of(block.iter().copied().max().unwrap_or(0));
+        encode_tf_block(block, out);
+    }
+}
+
+/// Appends a block of term frequencies (tf − 1 each) at the width that takes the fewest bytes:
+/// the widest value's, or a narrower one with the values above it as exceptions (patched
+/// frame of reference: most values are 0, and one tf of 9 would otherwise widen 127 zeros).
+fn encode_tf_block(block: &[u32], out: &mut Vec<u8>) {
+    // Values by width: above a width `b`, those of width k take k − b bits in their varint.
+    let mut by_width = [0usize; 33];
+    for &value in block {
+        by_width[width_of(value) as usize] += 1;
+    }
+    let widest = width_of(block.iter().copied().max().unwrap_or(0));
+    let mut best = (packed_len(block.len(), widest), widest);
+    for width in 0..widest {
+        let high_bytes: usize = (width + 1..=widest)
+            .map(|k| by_width[k as usize] * (1 + (k - width).div_ceil(7) as usize))
+            .sum();
+        let cost = packed_len(block.len(), width) + 1 + high_bytes;
+        if cost < best.0 {
+            best = (cost, width);
+        }
+    }
+    let width = best.1;
+    if width == widest {
         out.push(width as u8);
         pack(block.iter().copied(), width, out);
+        return;
+    }
+    out.push(width as u8 | TF_EXCEPTIONS);
+    let low = (1u32 << width) - 1;
+    pack(block.iter().map(|&value| value & low), width, out);
+    let exceptions: Vec<(usize, u32)> = (block.iter().enumerate())
+        .filter(|&(_, &value)| value >> width != 0)
+        .map(|(place, &value)| (place, value >> width))
+        .collect();
+    out.push(exceptions.len() as u8);
+    for (place, high) in exceptions {
+        out.push(place as u8);
+        put_varint(u64::from(high), out);
     }
 }
 
@@ -1983,6 +2058,52 @@ mod tests {
                     error.contains(&format!("postings group {named} is invalid")),
                     "{error}"
                 );
+            }
+        });
+    }
+
+    /// A block of term frequencies mostly 1 keeps the few larger ones as exceptions above a
+    /// narrower width (here 0: no packed bits at all), reads every value back, and refuses an
+    /// exception out of its block's order or without high bits, naming it.
+    #[test]
+    fn term_frequencies_above_a_blocks_width_are_exceptions() {
+        with_file(|file| {
+            let tfs = |doc: u32| match doc {
+                5 => 1000,
+                130 => 2,
+                200 => 70_000,
+                _ => 1,
+            };
+            let postings: Vec<Posting> = (0..300).map(|doc| (doc, 3, tfs(doc))).collect();
+            let mut blob = Vec::new();
+            encode_term(&postings, &mut blob);
+            let read = |blob: &[u8]| -> Result<Vec<u32>> {
+                let postings = TermPostings::parse(blob, file)?;
+                let mut values = Vec::new();
+                postings.tf_values(300, file, |block| values.extend_from_slice(block))?;
+                Ok(values)
+            };
+            let expected: Vec<u32> = (0..300).map(|doc| tfs(doc) - 1).collect();
+            assert_eq!(read(&blob).unwrap(), expected);
+            // The frequencies: their count (300, two varint bytes), then the first block's width
+            // byte (0, exceptions follow), one exception: place 5, 999 as a varint.
+            let at = blob.len() - (2 + 5 + 8 + 1);
+            assert_eq!(blob[at..at + 7], [0xac, 0x02, 0x80, 1, 5, 0xe7, 0x07]);
+            // Second block: two exceptions, 2 − 1 = 1 at place 2 (record 130) and 69,999 at
+            // place 72 (record 200); the third block all 0 at width 0, with none.
+            assert_eq!(blob[at + 7..], [0x80, 2, 2, 1, 72, 0xef, 0xa2, 0x04, 0]);
+            for (place, value, named) in [
+                (at + 5, 0, "exception 0 above 0 bits is invalid"),
+                (
+                    at + 9,
+                    200,
+                    "exception at 200 of a block of 128 is out of order",
+                ),
+            ] {
+                let mut damaged = blob.clone();
+                damaged[place] = value;
+                let error = read(&damaged).unwrap_err().to_string();
+                assert!(error.contains(named), "{error}");
             }
         });
     }
