@@ -546,11 +546,28 @@ impl<'a> TermPostings<'a> {
         if palette_len > 1 << GROUP_COUNT {
             return Err(format!("postings palette of {palette_len} group masks").into());
         }
+        // Read here rather than with `ByteCursor::varint`, a call per mask: a search parses a
+        // frequent term's hundred masks at each read. A step is below 2^9: two bytes at most.
+        let steps = cursor.rest();
         let mut palette = Vec::with_capacity(palette_len as usize);
-        let mut previous = 0u64;
+        let (mut previous, mut at) = (0u32, 0);
         for _ in 0..palette_len {
-            let step = cursor.varint().map_err(cut)?;
-            let mask = previous.saturating_add(step);
+            let (mut step, mut shift) = (0u32, 0);
+            loop {
+                let Some(&byte) = steps.get(at) else {
+                    return Err(cut(FormatError::from("the group masks are cut short")));
+                };
+                at += 1;
+                step |= u32::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    break;
+                }
+                shift += 7;
+                if shift > 7 {
+                    return Err("postings group mask step of more than two bytes".into());
+                }
+            }
+            let mask = previous + step;
             if step == 0 || mask >> GROUP_COUNT != 0 {
                 return Err(format!(
                     "postings group mask {mask:#x} (after {previous:#x}) is invalid"
@@ -560,6 +577,7 @@ impl<'a> TermPostings<'a> {
             palette.push(mask as u16);
             previous = mask;
         }
+        cursor.take(at).map_err(cut)?;
         if (palette.is_empty()) != (len == 0) {
             return Err("postings palette does not fit the records".into());
         }
@@ -2059,6 +2077,16 @@ mod tests {
                     "{error}"
                 );
             }
+            // A step of three bytes, however small its value.
+            let long = [
+                &blob[..palette],
+                &[3, 1, 1, 0x80, 0x80, 0][..],
+                &blob[palette + 4..],
+            ];
+            let Err(error) = TermPostings::parse(&long.concat(), file) else {
+                panic!("a step of three bytes was read");
+            };
+            assert!(error.to_string().contains("step of more than two bytes"));
         });
     }
 
