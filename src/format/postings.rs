@@ -539,9 +539,8 @@ impl<'a> TermPostings<'a> {
         let cut = |problem: FormatError| problem.within("postings blob");
         let mut cursor = ByteCursor::new(blob);
         let records = |problem: FormatError| problem.within("postings records");
-        let docs_len = docs_extent(blob).map_err(records)?;
+        let (containers, len, docs_len) = docs_header(blob, count_bitmaps).map_err(records)?;
         let docs = cursor.take(docs_len).map_err(cut)?;
-        let (containers, len) = docs_header(docs, count_bitmaps).map_err(records)?;
         let palette_len = cursor.varint().map_err(cut)?;
         if palette_len > 1 << GROUP_COUNT {
             return Err(format!("postings palette of {palette_len} group masks").into());
@@ -1357,13 +1356,14 @@ impl<'a> TermPostings<'a> {
     }
 }
 
-/// Checks the header of a serialized record set (roaring's format without run containers) and
-/// that its containers fill it exactly, and with `count_bitmaps` that each bitmap container's
-/// bits number its cardinality; returns the container count and the cardinality.
+/// Checks the header of the serialized record set (roaring's format without run containers)
+/// `bytes` start with and that its containers fit them, and with `count_bitmaps` that each
+/// bitmap container's bits number its cardinality; returns the container count, the
+/// cardinality and the bytes the record set takes (its header implies them).
 fn docs_header(
     bytes: &[u8],
     count_bitmaps: bool,
-) -> std::result::Result<(usize, u64), FormatError> {
+) -> std::result::Result<(usize, u64, usize), FormatError> {
     let mut cursor = ByteCursor::new(bytes);
     let cookie = cursor.u32()?;
     if cookie != NO_RUN_COOKIE {
@@ -1396,13 +1396,13 @@ fn docs_header(
         };
         len += card as u64;
     }
-    if expected != bytes.len() {
+    if expected > bytes.len() {
         return Err(format!("containers take {expected} bytes of {}", bytes.len()).into());
     }
     // A bitmap container's bits must number its cardinality, or positions would run past the
     // codes; checked here once rather than per record in the walk.
     if !count_bitmaps {
-        return Ok((size, len));
+        return Ok((size, len, expected));
     }
     let mut data = header;
     for c in 0..size {
@@ -1420,27 +1420,7 @@ fn docs_header(
             data += BITMAP_BYTES;
         }
     }
-    Ok((size, len))
-}
-
-/// The length of the record set a postings blob starts with, from its header (container count
-/// and cardinalities; the header is checked in full by [`docs_header`]).
-fn docs_extent(blob: &[u8]) -> std::result::Result<usize, FormatError> {
-    let mut cursor = ByteCursor::new(blob);
-    cursor.u32()?;
-    let size = cursor.u32()? as usize;
-    if size > 1 << 16 {
-        return Err(format!("{size} containers").into());
-    }
-    let keys = cursor.take(4 * size)?;
-    let data: usize = keys
-        .chunks_exact(4)
-        .map(|key| match usize::from(u16_at(key, 2)) + 1 {
-            card if card <= ARRAY_LIMIT => 2 * card,
-            _ => BITMAP_BYTES,
-        })
-        .sum();
-    Ok(8 + 8 * size + data)
+    Ok((size, len, expected))
 }
 
 /// Decodes a roaring bitmap in the portable format, validating it: the containers are checked
