@@ -1,6 +1,9 @@
 //! Writing a segment: analysis in parallel, inversion, and the files of `format`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 use crate::progress::ProgressCounter;
 use rayon::prelude::*;
@@ -34,35 +37,61 @@ const BATCH_RECORDS: usize = 8192;
 /// Shards of the inversion.
 const SHARDS: usize = 16;
 
-/// One term occurrence on its way to a shard: (key, group, term frequency, record).
-type Routed<'a> = (&'a [u8], u8, u32, u32);
+/// One term occurrence on its way to a shard: (key, its [`term_hash`], group, term frequency,
+/// record).
+type Routed<'a> = (&'a [u8], u64, u8, u32, u32);
 
 /// The terms of one shard: term → number, and per number the postings as (record, group, tf).
-/// Keyed with foldhash (seeded per process, several times faster than SipHash on short keys);
-/// the keys are sorted afterwards, so the output does not depend on the seed.
+/// Found by the hash each term's key was routed with, computed once per term of a record; the
+/// keys are sorted afterwards, so the output does not depend on the hash.
 #[derive(Default)]
 struct Shard {
-    numbers: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
+    numbers: HashTable<u32>,
+    /// Per number, the term's key and hash.
+    keys: Vec<(Vec<u8>, u64)>,
     postings: Vec<Vec<Posting>>,
 }
 
 impl Shard {
-    /// Adds `(key, group, tf, record)` entries, records ascending. A key is copied only the
-    /// first time the shard sees it.
+    /// Adds `(key, hash, group, tf, record)` entries, records ascending. A key is copied only
+    /// the first time the shard sees it.
     fn add(&mut self, terms: &[Routed<'_>]) {
-        for &(key, group, tf, doc) in terms {
-            let number = match self.numbers.get(key) {
+        let Shard {
+            numbers,
+            keys,
+            postings,
+        } = self;
+        for &(key, hash, group, tf, doc) in terms {
+            let found = numbers.find(hash, |&n| {
+                let (known, known_hash) = &keys[n as usize];
+                *known_hash == hash && known.as_slice() == key
+            });
+            let number = match found {
                 Some(&number) => number,
                 None => {
-                    let number = self.postings.len() as u32;
-                    self.numbers.insert(key.to_vec(), number);
-                    self.postings.push(Vec::new());
+                    let number = postings.len() as u32;
+                    numbers.insert_unique(hash, number, |&n| keys[n as usize].1);
+                    keys.push((key.to_vec(), hash));
+                    postings.push(Vec::new());
                     number
                 }
             };
-            self.postings[number as usize].push((doc, group, tf));
+            postings[number as usize].push((doc, group, tf));
         }
     }
+}
+
+/// The hash a term's key (or a token's text) is routed and found by: foldhash with a fixed
+/// seed, so that a build's routing does not vary from run to run (nothing written depends on
+/// it).
+fn term_hash(bytes: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(bytes)
+}
+
+/// The shard of a term by its [`term_hash`]: bits the shard's table does not use to place it
+/// (its low bits) or to tell keys apart (its top seven).
+fn shard_of(hash: u64) -> usize {
+    (hash >> 32) as usize % SHARDS
 }
 
 /// One index token of a record: where its text is in [`RecordTokens::text`], and its kind.
@@ -116,23 +145,31 @@ impl RecordTokens {
 
     /// Whether the record is *irregular*: one of its terms has a character outside ASCII or
     /// [`MAX_TOKEN_CHARS`] bytes (a run the tokenizer may have cut), so that its terms cannot
-    /// tell that an entity is absent from its text (`Segment::irregular`).
+    /// tell that an entity is absent from its text (`Segment::irregular`). The buffer holds
+    /// the tokens' texts and nothing else, so it is ASCII exactly when each of them is.
     pub(crate) fn irregular(&self) -> bool {
-        (self.spans.iter())
-            .map(|span| self.text_of(span))
-            .any(|text| !text.is_ascii() || text.len() >= MAX_TOKEN_CHARS)
+        !self.text.is_ascii()
+            || (self.spans.iter()).any(|span| (span.end - span.start) as usize >= MAX_TOKEN_CHARS)
     }
 
     /// The words of the record for pairs.rs: each token that is not CJK, and `None` for a CJK
     /// token and at the end of each value.
     pub(crate) fn words(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.by_value(|_, span| (!span.cjk).then(|| self.text_of(span)))
+    }
+
+    /// `of` of each token (by its place in `spans`), value by value, with `None` after each
+    /// value.
+    fn by_value<'s, T: 's>(
+        &'s self,
+        of: impl Fn(usize, &TokenSpan) -> Option<T> + Copy + 's,
+    ) -> impl Iterator<Item = Option<T>> + 's {
         let mut begin = 0;
         self.value_ends.iter().flat_map(move |&end| {
-            let value = &self.spans[begin..end];
+            let value = begin..end;
             begin = end;
             value
-                .iter()
-                .map(|span| (!span.cjk).then(|| self.text_of(span)))
+                .map(move |i| of(i, &self.spans[i]))
                 .chain(std::iter::once(None))
         })
     }
@@ -142,8 +179,9 @@ impl RecordTokens {
 struct RecordTerms {
     /// The term keys, concatenated.
     keys: Vec<u8>,
-    /// (key start, key end, group, term frequency, inversion shard) per distinct term and group.
-    terms: Vec<(u32, u32, u8, u32, u8)>,
+    /// (key start, key end, group, term frequency, the key's [`term_hash`]) per distinct term
+    /// and group.
+    terms: Vec<(u32, u32, u8, u32, u64)>,
     group_lengths: [u32; GROUP_COUNT],
     /// Ids of the frequent-word pairs the record holds (pairs.rs), ascending.
     pairs: Vec<u32>,
@@ -152,45 +190,53 @@ struct RecordTerms {
 }
 
 impl RecordTerms {
-    fn key(&self, term: &(u32, u32, u8, u32, u8)) -> &[u8] {
+    fn key(&self, term: &(u32, u32, u8, u32, u64)) -> &[u8] {
         &self.keys[term.0 as usize..term.1 as usize]
     }
 }
 
-fn analyze(tokens: &RecordTokens, frequent: &FrequentWords) -> RecordTerms {
-    let mut pairs = Vec::new();
-    frequent.pairs(tokens.words(), &mut pairs);
-    // One sort of (text, stop marker, group) references: a key is written once per distinct
-    // term and group, not once per token. Sorting by a hash of the text first compares
-    // integers, and strings only where hashes tie (equal texts, almost always).
-    let mut order: Vec<(u64, &str, bool, u8)> = tokens
-        .spans
-        .iter()
-        .map(|span| {
-            let text = tokens.text_of(span);
-            (fnv1a(text.as_bytes()), text, span.stop, span.group)
-        })
-        .collect();
-    order.sort_unstable();
+/// The terms of a record, keyed and ordered by `hash` ([`term_hash`]; any other function gives
+/// the same terms, as tests show).
+fn analyze(tokens: &RecordTokens, frequent: &FrequentWords, hash: fn(&[u8]) -> u64) -> RecordTerms {
+    let (order, collided) = term_order(tokens, hash);
+    let text = |at: u32| tokens.text_of(&tokens.spans[at as usize]);
+    // Each token's frequent-word id, looked up once per term, for its pairs.
+    let mut ids: Vec<Option<u32>> = match frequent.words().is_empty() {
+        true => Vec::new(),
+        false => vec![None; tokens.spans.len()],
+    };
     let mut keys = Vec::new();
-    let mut terms: Vec<(u32, u32, u8, u32, u8)> = Vec::new();
-    let mut previous: Option<(&str, bool, u8)> = None;
-    for (_, text, stop, group) in order {
-        let entry = (text, stop, group);
-        if previous == Some(entry) {
+    let mut terms: Vec<(u32, u32, u8, u32, u64)> = Vec::new();
+    let mut id = None;
+    for (i, &(key, at)) in order.iter().enumerate() {
+        let span = &tokens.spans[at as usize];
+        let same = i > 0 && {
+            let (previous, before) = order[i - 1];
+            previous == key && (!collided || text(before) == text(at))
+        };
+        if same {
             if let Some(last) = terms.last_mut() {
                 last.3 += 1;
             }
-            continue;
+        } else {
+            let start = keys.len();
+            keys.extend_from_slice(text(at).as_bytes());
+            if span.stop {
+                keys.push(STOP_MARKER);
+            }
+            let hash = hash(&keys[start..]);
+            terms.push((start as u32, keys.len() as u32, span.group, 1, hash));
+            if !ids.is_empty() {
+                id = frequent.id(text(at));
+            }
         }
-        previous = Some(entry);
-        let start = keys.len();
-        keys.extend_from_slice(text.as_bytes());
-        if stop {
-            keys.push(STOP_MARKER);
+        if !ids.is_empty() && !span.cjk {
+            ids[at as usize] = id;
         }
-        let shard = (fnv1a(&keys[start..]) % SHARDS as u64) as u8;
-        terms.push((start as u32, keys.len() as u32, group, 1, shard));
+    }
+    let mut pairs = Vec::new();
+    if !ids.is_empty() {
+        FrequentWords::pairs_of_ids(tokens.by_value(|i, _| ids[i]), &mut pairs);
     }
     RecordTerms {
         keys,
@@ -201,11 +247,33 @@ fn analyze(tokens: &RecordTokens, frequent: &FrequentWords) -> RecordTerms {
     }
 }
 
-/// The 64-bit FNV-1a hash of `bytes`: cheap, and only used to order a record's tokens.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The tokens of a record (their places in its spans) in an order where those of one term —
+/// text, stop marker and group — are adjacent: by a key of the text's `hash` above the stop
+/// marker and the group, so that sorting compares integers. Where two texts share a key (a
+/// hash collision) the text decides between them, and `true` says so: then a term ends where
+/// the key or the text changes, else where the key does.
+fn term_order(tokens: &RecordTokens, hash: impl Fn(&[u8]) -> u64) -> (Vec<(u64, u32)>, bool) {
+    const { assert!(GROUP_COUNT <= 16) };
+    let text = |at: u32| tokens.text_of(&tokens.spans[at as usize]);
+    let mut order: Vec<(u64, u32)> = (tokens.spans.iter().enumerate())
+        .map(|(i, span)| {
+            let hash = hash(tokens.text_of(span).as_bytes());
+            (
+                hash << 5 | u64::from(span.stop) << 4 | u64::from(span.group),
+                i as u32,
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    let collided = (order.windows(2)).any(|w| w[0].0 == w[1].0 && text(w[0].1) != text(w[1].1));
+    if collided {
+        order.sort_unstable_by(|a, b| {
+            (a.0.cmp(&b.0))
+                .then_with(|| text(a.1).cmp(text(b.1)))
+                .then(a.1.cmp(&b.1))
+        });
+    }
+    (order, collided)
 }
 
 /// What writing a segment produced.
@@ -346,7 +414,7 @@ fn invert(
         });
         let analyzed: Vec<RecordTerms> = tokens
             .par_iter()
-            .map(|tokens| analyze(tokens, frequent))
+            .map(|tokens| analyze(tokens, frequent, term_hash))
             .collect();
         drop(tokens);
         let first = b * BATCH_RECORDS;
@@ -378,8 +446,9 @@ fn invert(
                 for (i, record_terms) in run.iter().enumerate() {
                     let doc = (first + r * ROUTE_RECORDS + i) as u32;
                     for term in &record_terms.terms {
-                        let &(_, _, group, tf, shard) = term;
-                        routed[shard as usize].push((record_terms.key(term), group, tf, doc));
+                        let &(_, _, group, tf, hash) = term;
+                        let key = record_terms.key(term);
+                        routed[shard_of(hash)].push((key, hash, group, tf, doc));
                     }
                 }
                 routed
@@ -410,9 +479,8 @@ fn write_terms(
     let mut keys: Vec<(Vec<u8>, u32, u32)> = Vec::new();
     for (s, shard) in shards.iter_mut().enumerate() {
         keys.extend(
-            std::mem::take(&mut shard.numbers)
-                .into_iter()
-                .map(|(key, number)| (key, s as u32, number)),
+            (std::mem::take(&mut shard.keys).into_iter().enumerate())
+                .map(|(number, (key, _))| (key, s as u32, number as u32)),
         );
     }
     keys.par_sort_unstable();
@@ -611,4 +679,63 @@ fn write_columns(
         });
     }
     Ok(vec![("columns", columns.finish()?.into())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tokens of `values` (one field group), as a record's.
+    fn tokens_of(values: &[&str]) -> RecordTokens {
+        let analyzer = TextAnalyzer::new(false);
+        let mut tokens = RecordTokens::default();
+        for value in values {
+            analyzer.for_each_index_token(value, |text, cjk, stop| {
+                let start = tokens.text.len() as u32;
+                tokens.text.push_str(text);
+                let end = tokens.text.len() as u32;
+                let group = (start % 2) as u8;
+                tokens.spans.push(TokenSpan {
+                    start,
+                    end,
+                    group,
+                    cjk,
+                    stop,
+                });
+            });
+            tokens.value_ends.push(tokens.spans.len());
+        }
+        tokens
+    }
+
+    #[test]
+    fn colliding_hashes_give_the_same_terms() {
+        let tokens = tokens_of(&[
+            "the cache of the CI cache",
+            "a cache key, the key of a cache",
+            "über 编程 cache",
+        ]);
+        let frequent = FrequentWords::from_words(vec!["cache".into(), "the".into(), "key".into()]);
+        let terms = |hash: fn(&[u8]) -> u64| {
+            let analyzed = analyze(&tokens, &frequent, hash);
+            let mut terms: Vec<(Vec<u8>, u8, u32)> = (analyzed.terms.iter())
+                .map(|term| (analyzed.key(term).to_vec(), term.2, term.3))
+                .collect();
+            terms.sort();
+            (terms, analyzed.pairs, analyzed.irregular)
+        };
+        let (real, pairs, irregular) = terms(term_hash);
+        assert!(!term_order(&tokens, term_hash).1);
+        // Every text hashed alike: the texts still part the terms, and say that they had to.
+        assert!(term_order(&tokens, |_| 7).1);
+        assert_eq!(terms(|_| 7), (real.clone(), pairs.clone(), irregular));
+        let cache: u32 = (real.iter().filter(|t| t.0 == b"cache")).map(|t| t.2).sum();
+        assert_eq!(cache, 5);
+        assert!(real.iter().any(|t| t.0 == b"the\xff"), "{real:?}");
+        // The pairs are those of the words, looked up once per term.
+        let mut expected = Vec::new();
+        frequent.pairs(tokens.words(), &mut expected);
+        assert_eq!((pairs.len(), pairs), (4, expected));
+        assert!(irregular);
+    }
 }

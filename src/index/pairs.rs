@@ -89,10 +89,20 @@ impl FrequentWords {
         if self.words.is_empty() {
             return;
         }
+        FrequentWords::pairs_of_ids(words.map(|word| word.and_then(|w| self.id(w))), out);
+    }
+
+    /// The id of `word`, when it is a frequent word.
+    pub fn id(&self, word: &str) -> Option<u32> {
+        self.ids.get(word).copied()
+    }
+
+    /// [`FrequentWords::pairs`] of the words' ids: `None` for a word that is not frequent,
+    /// a CJK token or the end of a value.
+    pub fn pairs_of_ids(ids: impl Iterator<Item = Option<u32>>, out: &mut Vec<u32>) {
         let start = out.len();
         let mut previous: Option<u32> = None;
-        for word in words {
-            let id = word.and_then(|w| self.ids.get(w).copied());
+        for id in ids {
             if let (Some(a), Some(b)) = (previous, id) {
                 out.push(a * MAX_WORDS as u32 + b);
             }
