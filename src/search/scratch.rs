@@ -18,8 +18,9 @@ pub(crate) trait Array: DerefMut<Target = [Self::Value]> + Sized {
     fn fresh(len: usize) -> Self;
     /// How long the array can be made without new memory.
     fn capacity(&self) -> usize;
-    /// Makes the array `len` long, within its capacity (the caller checked it).
-    fn fit(&mut self, len: usize);
+    /// Makes the array `len` long, within its capacity (the caller checked it). Returns how
+    /// many values it may hold as left: from there on they are default.
+    fn fit(&mut self, len: usize) -> usize;
     /// The array made `len` default values long, its capacity too short: grown in place
     /// where it can be, else replaced.
     fn grown(self, len: usize) -> Self;
@@ -33,8 +34,10 @@ impl<T: Copy + Default> Array for Vec<T> {
     fn capacity(&self) -> usize {
         Vec::capacity(self)
     }
-    fn fit(&mut self, len: usize) {
+    fn fit(&mut self, len: usize) -> usize {
+        let kept = self.len().min(len);
         self.resize(len, T::default());
+        kept
     }
     fn grown(mut self, len: usize) -> Vec<T> {
         self.clear();
@@ -52,8 +55,9 @@ impl<T: Zeroed> Array for WorkArray<T> {
     fn capacity(&self) -> usize {
         WorkArray::capacity(self)
     }
-    fn fit(&mut self, len: usize) {
+    fn fit(&mut self, len: usize) -> usize {
         self.resize_within(len);
+        len
     }
     fn grown(self, len: usize) -> WorkArray<T> {
         WorkArray::zeroed(len)
@@ -78,10 +82,8 @@ impl<A: Array> Pool<A> {
 
     /// An array of `len` default values.
     pub fn take(&self, len: usize) -> A {
-        let (mut array, zeroed) = self.take_sized(len);
-        if !zeroed {
-            array.fill(A::Value::default());
-        }
+        let (mut array, left) = self.take_sized(len);
+        array[..left].fill(A::Value::default());
         array
     }
 
@@ -91,10 +93,11 @@ impl<A: Array> Pool<A> {
         self.take_sized(len).0
     }
 
-    /// An array of `len` values, and whether each is the default: so when no kept array was
-    /// long enough and a new one came (zeroing it again would touch every page twice, which a
-    /// fresh process pays for at every search).
-    fn take_sized(&self, len: usize) -> (A, bool) {
+    /// An array of `len` values, and how many of them may be as an earlier search left them:
+    /// from there on each is the default — all of them when no kept array was long enough and
+    /// a new one came (zeroing it again would touch every page twice, which a fresh process
+    /// pays for at every search), past its old length when a kept vector grew.
+    fn take_sized(&self, len: usize) -> (A, usize) {
         // The shortest kept array long enough, so that a short segment's search does not take
         // the array a long one needs; else the longest, grown (so the pool keeps no more
         // arrays than searches use at once).
@@ -108,11 +111,11 @@ impl<A: Array> Pool<A> {
         });
         match kept {
             Some(mut array) if array.capacity() >= len => {
-                array.fit(len);
-                (array, false)
+                let left = array.fit(len);
+                (array, left)
             }
-            Some(array) => (array.grown(len), true),
-            None => (A::fresh(len), true),
+            Some(array) => (array.grown(len), 0),
+            None => (A::fresh(len), 0),
         }
     }
 
