@@ -409,7 +409,7 @@ fn invert(
             if analyzer.stems() {
                 FrequentWords::default()
             } else {
-                FrequentWords::choose(tokens.iter().map(RecordTokens::words))
+                FrequentWords::choose(tokens.par_iter().map(RecordTokens::words))
             }
         });
         let analyzed: Vec<RecordTerms> = tokens

@@ -17,6 +17,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 /// At most this many frequent words per segment (pair ids stay below 2^24).
 pub const MAX_WORDS: usize = 4096;
 
@@ -36,24 +38,41 @@ pub struct FrequentWords {
 impl FrequentWords {
     /// Chooses the frequent words of a sample: the words held by at least 1 % of its records
     /// (and at least 32), most frequent first, at most [`MAX_WORDS`]; ties by word.
-    /// `records` gives each sampled record's words, as [`FrequentWords::pairs`] takes them.
-    pub fn choose<'a, W>(records: impl Iterator<Item = W>) -> FrequentWords
+    /// `records` gives each sampled record's words, as [`FrequentWords::pairs`] takes them;
+    /// they are counted in parallel (the counts, and so the words, do not depend on how).
+    pub fn choose<'a, W>(records: impl ParallelIterator<Item = W>) -> FrequentWords
     where
         W: Iterator<Item = Option<&'a str>>,
     {
-        let mut counts: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
-        let mut sampled = 0;
-        let mut seen: Vec<&str> = Vec::new();
-        for words in records {
-            sampled += 1;
-            seen.clear();
-            seen.extend(words.flatten());
-            seen.sort_unstable();
-            seen.dedup();
-            for word in &seen {
-                *counts.entry(word).or_default() += 1;
-            }
-        }
+        type Counts<'a> = HashMap<&'a str, usize, foldhash::fast::RandomState>;
+        let (sampled, counts) = records
+            .fold(
+                || (0, Counts::default(), Vec::new()),
+                |(sampled, mut counts, mut seen), words| {
+                    seen.clear();
+                    seen.extend(words.flatten());
+                    seen.sort_unstable();
+                    seen.dedup();
+                    for word in &seen {
+                        *counts.entry(*word).or_default() += 1;
+                    }
+                    (sampled + 1, counts, seen)
+                },
+            )
+            .map(|(sampled, counts, _)| (sampled, counts))
+            .reduce(
+                || (0, Counts::default()),
+                |(sampled, counts), (more, others)| {
+                    let (mut into, from) = match counts.len() >= others.len() {
+                        true => (counts, others),
+                        false => (others, counts),
+                    };
+                    for (word, count) in from {
+                        *into.entry(word).or_default() += count;
+                    }
+                    (sampled + more, into)
+                },
+            );
         let least = (sampled / SHARE).max(MIN_RECORDS);
         let mut frequent: Vec<(usize, &str)> = counts
             .into_iter()
@@ -174,10 +193,21 @@ mod tests {
             if i % 200 == 0 {
                 text.push_str(" scarce");
             }
+            if i % 114 == 0 {
+                text.push_str(" some");
+            }
             records.push(words_of(&[&text]));
         }
-        let chosen = FrequentWords::choose(records.iter().map(|r| r.iter().map(Option::as_deref)));
-        // At least 1 % (40) and 32 records: "rare" is in 80, "scarce" in 20.
-        assert_eq!(chosen.words(), ["common", "rare"]);
+        // At least 1 % (40) and 32 records: "rare" is in 80, "some" in 36, "scarce" in 20.
+        // Counted in one piece or a record a piece, merged: the same words.
+        for pieces in [1, records.len()] {
+            let chosen = FrequentWords::choose(
+                (records.par_iter())
+                    .with_min_len(records.len() / pieces)
+                    .with_max_len(records.len() / pieces)
+                    .map(|r| r.iter().map(Option::as_deref)),
+            );
+            assert_eq!(chosen.words(), ["common", "rare"], "{pieces} pieces");
+        }
     }
 }
