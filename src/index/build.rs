@@ -200,11 +200,10 @@ impl RecordTerms {
 fn analyze(tokens: &RecordTokens, frequent: &FrequentWords, hash: fn(&[u8]) -> u64) -> RecordTerms {
     let (order, collided) = term_order(tokens, hash);
     let text = |at: u32| tokens.text_of(&tokens.spans[at as usize]);
-    // Each token's frequent-word id, looked up once per term, for its pairs.
-    let mut ids: Vec<Option<u32>> = match frequent.words().is_empty() {
-        true => Vec::new(),
-        false => vec![None; tokens.spans.len()],
-    };
+    // Each token's frequent-word id, looked up once per term, for its pairs (none without
+    // frequent words: a stemmed build's).
+    let paired = !frequent.words().is_empty();
+    let mut ids: Vec<Option<u32>> = vec![None; if paired { tokens.spans.len() } else { 0 }];
     let mut keys = Vec::new();
     let mut terms: Vec<(u32, u32, u8, u32, u64)> = Vec::new();
     let mut id = None;
@@ -226,16 +225,16 @@ fn analyze(tokens: &RecordTokens, frequent: &FrequentWords, hash: fn(&[u8]) -> u
             }
             let hash = hash(&keys[start..]);
             terms.push((start as u32, keys.len() as u32, span.group, 1, hash));
-            if !ids.is_empty() {
+            if paired {
                 id = frequent.id(text(at));
             }
         }
-        if !ids.is_empty() && !span.cjk {
+        if paired && !span.cjk {
             ids[at as usize] = id;
         }
     }
     let mut pairs = Vec::new();
-    if !ids.is_empty() {
+    if paired {
         FrequentWords::pairs_of_ids(tokens.by_value(|i, _| ids[i]), &mut pairs);
     }
     RecordTerms {
